@@ -1,0 +1,51 @@
+// Package features implements random feature maps z: R^d → R^D whose inner
+// products estimate kernels: E[z(x)ᵀz(y)] = k(x, y).
+//
+// Every map follows Eq. 2 of the analog paper (and Eq. 4-6 of the HRF paper):
+//
+//	z(x) = h(x)/√m · [f₁(Wx+b), …, f_l(Wx+b)]
+//
+// with W an m×d projection drawn by a package sampler sampler (rows N(0, I)),
+// b an optional bias, h a scaling function and l post-processing functions.
+// The maps implemented are (D is the output dimension, m the number of
+// projections):
+//
+//	Kernel     Form        h(x)                 f                    D     estimates
+//	rbf        cos         √2                   cos(ωx+b), b~U[0,2π)  m     exp(−γ‖x−y‖²), ω~N(0,2γI)
+//	rbf        sincos      1                    sin, cos             2m    exp(−γ‖x−y‖²)
+//	rbf        positive    exp(−‖x'‖²)          exp                  m     exp(−γ‖x−y‖²), x' = √(2γ)x
+//	rbf        hyperbolic  exp(−‖x'‖²)/√2       exp(u), exp(−u)      2m    exp(−γ‖x−y‖²)
+//	softmax    trig        exp(‖x‖²/2)          sin, cos             2m    exp(xᵀy)  (HRF Eq. 2, Lemma 2.2)
+//	softmax    positive    exp(−‖x‖²/2)         exp                  m     exp(xᵀy)  (FAVOR+, Performer)
+//	softmax    hyperbolic  exp(−‖x‖²/2)/√2      exp(u), exp(−u)      2m    exp(xᵀy)  (HRF Eq. 3, Lemma 2.2)
+//	arccos0    heaviside   √2                   Θ(u)                 m     1 − θ/π   (analog paper Supp. Table I)
+//	arccos1    relu        √2                   max(u, 0)            m     ‖x‖‖y‖(sin θ+(π−θ)cos θ)/π
+//	arccos2    relu2       √2                   max(u, 0)²           m     ‖x‖²‖y‖²J₂(θ)/π
+//
+// The Gaussian kernel is reached through softmax features by
+// exp(−‖x−y‖²/2) = exp(−‖x‖²/2) SM(x, y) exp(−‖y‖²/2); with the trigonometric
+// form the two exponentials cancel and the map is the sin/cos RFF map.
+// (Supplementary Table I of the analog paper lists h(x) = √2·exp(−‖x‖²/2) for
+// the [exp, exp(−·)] softmax map; with the 1/√m of Eq. 2 that estimates
+// 4·SM(x, y), so kernelkit uses the unbiased 1/√2 of the HRF paper.)
+//
+// Variances (HRF Lemma 2.2, z = x+y, Δ = x−y): the trigonometric estimator of
+// SM(x, y) has MSE exp(‖z‖²)SM⁻²(x,y)(1−exp(−‖Δ‖²))²/(2m), the hyperbolic
+// positive estimator exp(‖z‖²)SM²(x,y)(1−exp(−‖z‖²))²/(2m), and the plain
+// positive estimator SM²(x,y)(exp(‖z‖²)−1)/m. Functions TrigMSE,
+// HyperbolicMSE and PositiveMSE give them.
+//
+// Numerical stability: the positive and hyperbolic forms are computed in the
+// log domain, exp(±ωᵀx − c‖x‖² − ½log m), so a large ωᵀx never overflows
+// while the product with the small h(x) is representable (the naive product
+// gives Inf·0 = NaN). When a feature itself is beyond float64, Transform
+// returns an error and TransformScaled returns features divided by a per-row
+// factor exp(s_i) together with s_i, so that z(x)ᵀz(y) = exp(s_x+s_y)·ẑ(x)ᵀẑ(y)
+// exactly; attention normalisation cancels these factors (the same
+// max-subtraction the Performer reference code uses, kept exact).
+//
+// Transforms work on batches of rows: the projection of a chunk of rows is
+// one GEMM (through gonum's blas64, so an OpenBLAS backend installed with
+// package backend speeds it up) and the element-wise functions are applied
+// to the chunk while it is in cache; chunks run on all cores.
+package features

@@ -1,0 +1,515 @@
+package features
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/kernelkit/kernelkit/internal/parallel"
+	"github.com/kernelkit/kernelkit/kernel"
+	"github.com/kernelkit/kernelkit/sampler"
+)
+
+// Transformer maps batches of rows to features. It is the small interface
+// that linear models and attention consume.
+type Transformer interface {
+	// Transform writes the features of the rows of x into the rows of dst,
+	// which must be n×Dim() for x of n×InputDim().
+	Transform(dst, x *mat.Dense) error
+	// Dim returns the output dimension D.
+	Dim() int
+	// InputDim returns the input dimension d.
+	InputDim() int
+}
+
+// Config describes a random feature map.
+type Config struct {
+	// Kernel is the kernel to estimate: "rbf" (also "gaussian"), "softmax",
+	// "arccos0", "arccos1" or "arccos2".
+	Kernel string
+	// Form selects among the maps for a kernel (see the package
+	// documentation); empty selects the default: "cos" for rbf, "positive"
+	// for softmax and the only form of the arc-cosine kernels.
+	Form string
+	// Gamma is the RBF bandwidth in exp(−γ‖x−y‖²); used by rbf only.
+	Gamma float64
+	// Features is the output dimension D. For the sincos, trig and
+	// hyperbolic forms it must be even (m = D/2 projections).
+	Features int
+	// Sampler draws the projection; nil means iid Gaussian.
+	Sampler sampler.Sampler
+	// Seed seeds the projection and the bias.
+	Seed uint64
+	// Float32 computes the projection in single precision (about twice the
+	// GEMM throughput); the features are still float64.
+	Float32 bool
+}
+
+type kind int
+
+const (
+	kindCos kind = iota
+	kindSinCos
+	kindPositive
+	kindHyperbolic
+	kindHeaviside
+	kindReLU
+	kindReLU2
+)
+
+// Map is a random feature map z(x) = h(x)/√m [f₁(Wx+b), …]. A Map is safe
+// for concurrent use by several goroutines.
+type Map struct {
+	spec Spec
+	kind kind
+	m, d int
+	w    *mat.Dense // m×d, bandwidth scale included
+	w32  []float32
+	b    []float64 // nil unless the form has a bias
+	// normCoef is c in h(x) ∝ exp(c‖x‖²), x unscaled.
+	normCoef float64
+	// logPre is log of the constant prefactor (√2, 1/√2, …) times 1/√m.
+	logPre float64
+}
+
+// Spec is the serialisable description of a Map: the configuration plus
+// the drawn projection and bias. Model files store it.
+type Spec struct {
+	Kernel   string    `json:"kernel"`
+	Form     string    `json:"form"`
+	Gamma    float64   `json:"gamma,omitempty"`
+	Features int       `json:"features"`
+	Sampler  string    `json:"sampler"`
+	Seed     uint64    `json:"seed"`
+	Float32  bool      `json:"float32,omitempty"`
+	InputDim int       `json:"input_dim"`
+	M        int       `json:"m"`
+	W        []float64 `json:"w"` // M×InputDim, row-major, bandwidth scale included
+	B        []float64 `json:"b,omitempty"`
+}
+
+func resolve(cfg Config) (kernelName, form string, k kind, err error) {
+	kernelName = strings.ToLower(cfg.Kernel)
+	form = strings.ToLower(cfg.Form)
+	switch kernelName {
+	case "rbf", "gaussian":
+		kernelName = "rbf"
+		switch form {
+		case "", "cos":
+			return kernelName, "cos", kindCos, nil
+		case "sincos", "trig":
+			return kernelName, "sincos", kindSinCos, nil
+		case "positive":
+			return kernelName, form, kindPositive, nil
+		case "hyperbolic":
+			return kernelName, form, kindHyperbolic, nil
+		}
+	case "softmax":
+		switch form {
+		case "", "positive", "favor+":
+			return kernelName, "positive", kindPositive, nil
+		case "trig", "sincos":
+			return kernelName, "trig", kindSinCos, nil
+		case "hyperbolic":
+			return kernelName, form, kindHyperbolic, nil
+		}
+	case "arccos0":
+		if form == "" || form == "heaviside" {
+			return kernelName, "heaviside", kindHeaviside, nil
+		}
+	case "arccos1":
+		if form == "" || form == "relu" {
+			return kernelName, "relu", kindReLU, nil
+		}
+	case "arccos2":
+		if form == "" || form == "relu2" {
+			return kernelName, "relu2", kindReLU2, nil
+		}
+	default:
+		return "", "", 0, fmt.Errorf("features: unknown kernel %q (want rbf, softmax, arccos0, arccos1 or arccos2)", cfg.Kernel)
+	}
+	return "", "", 0, fmt.Errorf("features: unknown form %q for kernel %s", cfg.Form, kernelName)
+}
+
+// New draws a feature map for inputs of dimension d.
+func New(cfg Config, d int) (*Map, error) {
+	kname, form, k, err := resolve(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Features <= 0 {
+		return nil, fmt.Errorf("features: number of features must be positive, got %d", cfg.Features)
+	}
+	if d <= 0 {
+		return nil, fmt.Errorf("features: input dimension must be positive, got %d", d)
+	}
+	m := cfg.Features
+	if k == kindSinCos || k == kindHyperbolic {
+		if m%2 != 0 {
+			return nil, fmt.Errorf("features: the %s form needs an even number of features, got %d", form, m)
+		}
+		m /= 2
+	}
+	if kname == "rbf" {
+		if !(cfg.Gamma > 0) || math.IsInf(cfg.Gamma, 0) {
+			return nil, fmt.Errorf("features: rbf gamma must be positive and finite, got %v", cfg.Gamma)
+		}
+	}
+	s := cfg.Sampler
+	if s == nil {
+		s = sampler.Gaussian{}
+	}
+	w, err := s.Sample(m, d, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if kname == "rbf" {
+		w.Scale(math.Sqrt(2*cfg.Gamma), w)
+	}
+	var b []float64
+	if k == kindCos {
+		rng := rand.New(rand.NewPCG(cfg.Seed, 0x62696173)) // independent stream for the bias
+		b = make([]float64, m)
+		for i := range b {
+			b[i] = 2 * math.Pi * rng.Float64()
+		}
+	}
+	spec := Spec{
+		Kernel: kname, Form: form, Features: cfg.Features, Sampler: s.Name(), Seed: cfg.Seed,
+		Float32: cfg.Float32, InputDim: d, M: m, W: w.RawMatrix().Data, B: b,
+	}
+	if kname == "rbf" {
+		spec.Gamma = cfg.Gamma
+	}
+	return FromSpec(spec)
+}
+
+// FromSpec rebuilds a Map from its Spec, as stored in a model file. It
+// validates every field.
+func FromSpec(s Spec) (*Map, error) {
+	kname, form, k, err := resolve(Config{Kernel: s.Kernel, Form: s.Form})
+	if err != nil {
+		return nil, err
+	}
+	if s.InputDim <= 0 || s.M <= 0 {
+		return nil, fmt.Errorf("features: spec has input dimension %d and %d projections", s.InputDim, s.M)
+	}
+	want := s.M
+	if k == kindSinCos || k == kindHyperbolic {
+		want = 2 * s.M
+	}
+	if s.Features != want {
+		return nil, fmt.Errorf("features: spec has %d features, form %s with %d projections needs %d", s.Features, form, s.M, want)
+	}
+	if len(s.W) != s.M*s.InputDim {
+		return nil, fmt.Errorf("features: spec projection has %d values, want %d×%d", len(s.W), s.M, s.InputDim)
+	}
+	for _, v := range s.W {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, errors.New("features: spec projection has a non-finite value")
+		}
+	}
+	if k == kindCos && len(s.B) != s.M {
+		return nil, fmt.Errorf("features: spec bias has %d values, want %d", len(s.B), s.M)
+	}
+	if kname == "rbf" && !(s.Gamma > 0) {
+		return nil, fmt.Errorf("features: spec rbf gamma must be positive, got %v", s.Gamma)
+	}
+	s.Kernel, s.Form = kname, form
+	mp := &Map{spec: s, kind: k, m: s.M, d: s.InputDim, w: mat.NewDense(s.M, s.InputDim, s.W)}
+	if k == kindCos {
+		mp.b = s.B
+	}
+	lm := 0.5 * math.Log(float64(s.M))
+	switch k {
+	case kindCos, kindHeaviside, kindReLU, kindReLU2:
+		mp.logPre = 0.5*math.Ln2 - lm
+	case kindSinCos, kindPositive:
+		mp.logPre = -lm
+	case kindHyperbolic:
+		mp.logPre = -0.5*math.Ln2 - lm
+	}
+	switch {
+	case kname == "softmax" && k == kindSinCos:
+		mp.normCoef = 0.5
+	case kname == "softmax":
+		mp.normCoef = -0.5
+	case kname == "rbf" && (k == kindPositive || k == kindHyperbolic):
+		mp.normCoef = -2 * s.Gamma // −‖x'‖² with x' = √(2γ)x
+	}
+	if s.Float32 {
+		mp.w32 = make([]float32, len(s.W))
+		for i, v := range s.W {
+			mp.w32[i] = float32(v)
+		}
+	}
+	return mp, nil
+}
+
+// Spec returns the map's serialisable description. The returned slices are
+// shared with the map and must not be modified.
+func (mp *Map) Spec() Spec { return mp.spec }
+
+// Dim returns the output dimension D.
+func (mp *Map) Dim() int { return mp.spec.Features }
+
+// InputDim returns the input dimension d.
+func (mp *Map) InputDim() int { return mp.d }
+
+// Projections returns m, the number of random projections.
+func (mp *Map) Projections() int { return mp.m }
+
+// W returns the m×d projection matrix (bandwidth included). It is shared
+// with the map and must not be modified.
+func (mp *Map) W() *mat.Dense { return mp.w }
+
+// Kernel returns the exact kernel the map estimates.
+func (mp *Map) Kernel() kernel.Kernel {
+	switch mp.spec.Kernel {
+	case "rbf":
+		return kernel.RBF{Gamma: mp.spec.Gamma}
+	case "softmax":
+		return kernel.Softmax{}
+	case "arccos0":
+		return kernel.ArcCos{Order: 0}
+	case "arccos1":
+		return kernel.ArcCos{Order: 1}
+	}
+	return kernel.ArcCos{Order: 2}
+}
+
+// String describes the map, e.g. "rbf/cos D=512 (orf)".
+func (mp *Map) String() string {
+	return fmt.Sprintf("%s/%s D=%d (%s)", mp.spec.Kernel, mp.spec.Form, mp.spec.Features, mp.spec.Sampler)
+}
+
+// ErrOverflow is returned by Transform when a feature exceeds the float64
+// range; TransformScaled handles such inputs.
+var ErrOverflow = errors.New("features: feature value overflows float64 (input norm too large for this map; use TransformScaled or scale the inputs)")
+
+// chunkRows is the number of rows projected by one GEMM call; the projected
+// block (chunkRows×m) stays in cache while the element-wise functions run.
+const chunkRows = 64
+
+// Transform writes z(x_i) into row i of dst. It returns ErrOverflow if a
+// feature is not representable and an error for mismatched shapes or
+// non-finite inputs.
+func (mp *Map) Transform(dst, x *mat.Dense) error {
+	return mp.transform(dst, x, nil)
+}
+
+// TransformScaled writes ẑ(x_i) = exp(−s_i)·z(x_i) into row i of dst and
+// returns the s_i, chosen so that the largest feature magnitude of each row
+// is at most 1 for the exponential forms (s_i = 0 for the bounded forms).
+// Thus z(x)ᵀz(y) = exp(s_x + s_y)·ẑ(x)ᵀẑ(y) exactly, and ẑ never overflows.
+func (mp *Map) TransformScaled(dst, x *mat.Dense) ([]float64, error) {
+	n, _ := x.Dims()
+	s := make([]float64, n)
+	return s, mp.transform(dst, x, s)
+}
+
+// Apply returns the n×D feature matrix of x.
+func Apply(t Transformer, x *mat.Dense) (*mat.Dense, error) {
+	n, _ := x.Dims()
+	if n == 0 {
+		return nil, errors.New("features: no rows to transform")
+	}
+	z := mat.NewDense(n, t.Dim(), nil)
+	if err := t.Transform(z, x); err != nil {
+		return nil, err
+	}
+	return z, nil
+}
+
+type scratch struct {
+	a   []float64
+	a32 []float32
+	x32 []float32
+}
+
+func (mp *Map) transform(dst, x *mat.Dense, logScale []float64) error {
+	n, d := x.Dims()
+	if d != mp.d {
+		return fmt.Errorf("features: input has %d columns, map expects %d", d, mp.d)
+	}
+	dn, dd := dst.Dims()
+	if dn != n || dd != mp.spec.Features {
+		return fmt.Errorf("features: destination is %d×%d, want %d×%d", dn, dd, n, mp.spec.Features)
+	}
+	xr := x.RawMatrix()
+	for i := 0; i < n; i++ {
+		for _, v := range xr.Data[i*xr.Stride : i*xr.Stride+d] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("features: input row %d has a non-finite value", i)
+			}
+		}
+	}
+	workers := parallel.Workers((n + chunkRows - 1) / chunkRows)
+	bufs := make([]scratch, workers)
+	overflow := make([]bool, workers)
+	parallel.Chunks(n, chunkRows, func(wk, lo, hi int) {
+		sc := &bufs[wk]
+		if !mp.chunk(sc, dst, x, lo, hi, logScale) {
+			overflow[wk] = true
+		}
+	})
+	for _, o := range overflow {
+		if o {
+			return ErrOverflow
+		}
+	}
+	return nil
+}
+
+// project computes A = X[lo:hi] Wᵀ into sc.a (rows×m, stride m).
+func (mp *Map) project(sc *scratch, x *mat.Dense, lo, hi int) []float64 {
+	rows := hi - lo
+	m, d := mp.m, mp.d
+	if cap(sc.a) < rows*m {
+		sc.a = make([]float64, chunkRows*m)
+	}
+	a := sc.a[:rows*m]
+	xr := x.RawMatrix()
+	if mp.w32 == nil {
+		xs := blas64.General{Rows: rows, Cols: d, Stride: xr.Stride, Data: xr.Data[lo*xr.Stride:]}
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, xs, mp.w.RawMatrix(), 0,
+			blas64.General{Rows: rows, Cols: m, Stride: m, Data: a})
+		return a
+	}
+	if cap(sc.x32) < rows*d {
+		sc.x32 = make([]float32, chunkRows*d)
+		sc.a32 = make([]float32, chunkRows*m)
+	}
+	x32 := sc.x32[:rows*d]
+	a32 := sc.a32[:rows*m]
+	for i := 0; i < rows; i++ {
+		src := xr.Data[(lo+i)*xr.Stride : (lo+i)*xr.Stride+d]
+		for j, v := range src {
+			x32[i*d+j] = float32(v)
+		}
+	}
+	blas32.Gemm(blas.NoTrans, blas.Trans, 1,
+		blas32.General{Rows: rows, Cols: d, Stride: d, Data: x32},
+		blas32.General{Rows: m, Cols: d, Stride: d, Data: mp.w32}, 0,
+		blas32.General{Rows: rows, Cols: m, Stride: m, Data: a32})
+	for i, v := range a32 {
+		a[i] = float64(v)
+	}
+	return a
+}
+
+// chunk transforms rows [lo, hi); it reports false on overflow.
+func (mp *Map) chunk(sc *scratch, dst, x *mat.Dense, lo, hi int, logScale []float64) bool {
+	a := mp.project(sc, x, lo, hi)
+	m := mp.m
+	dr := dst.RawMatrix()
+	ok := true
+	for i := 0; i < hi-lo; i++ {
+		ai := a[i*m : (i+1)*m]
+		out := dr.Data[(lo+i)*dr.Stride : (lo+i)*dr.Stride+mp.spec.Features]
+		var q float64 // log h(x) without the constant prefactor
+		if mp.normCoef != 0 {
+			xi := x.RawRowView(lo + i)
+			var s float64
+			for _, v := range xi {
+				s += v * v
+			}
+			q = mp.normCoef * s
+		}
+		switch mp.kind {
+		case kindCos:
+			c := math.Exp(mp.logPre)
+			for j, v := range ai {
+				out[j] = c * math.Cos(v+mp.b[j])
+			}
+		case kindSinCos:
+			lp := mp.logPre + q
+			if logScale != nil {
+				logScale[lo+i] = lp
+				lp = 0
+			}
+			c := math.Exp(lp)
+			if math.IsInf(c, 0) {
+				ok = false
+			}
+			for j, v := range ai {
+				s, co := math.Sincos(v)
+				out[j] = c * s
+				out[m+j] = c * co
+			}
+		case kindPositive, kindHyperbolic:
+			off := mp.logPre + q
+			if logScale != nil {
+				mx := math.Inf(-1)
+				for _, v := range ai {
+					if mp.kind == kindHyperbolic {
+						v = math.Abs(v)
+					}
+					mx = math.Max(mx, v)
+				}
+				logScale[lo+i] = off + mx
+				off = -mx
+			}
+			for j, v := range ai {
+				e := math.Exp(v + off)
+				if math.IsInf(e, 0) {
+					ok = false
+				}
+				out[j] = e
+			}
+			if mp.kind == kindHyperbolic {
+				for j, v := range ai {
+					e := math.Exp(-v + off)
+					if math.IsInf(e, 0) {
+						ok = false
+					}
+					out[m+j] = e
+				}
+			}
+		case kindHeaviside:
+			c := math.Exp(mp.logPre)
+			for j, v := range ai {
+				if v > 0 {
+					out[j] = c
+				} else {
+					out[j] = 0
+				}
+			}
+		case kindReLU:
+			c := math.Exp(mp.logPre)
+			for j, v := range ai {
+				out[j] = c * math.Max(v, 0)
+			}
+		case kindReLU2:
+			c := math.Exp(mp.logPre)
+			for j, v := range ai {
+				v = math.Max(v, 0)
+				out[j] = c * v * v
+			}
+		}
+	}
+	return ok
+}
+
+// Estimate returns the kernel estimate z(x)ᵀz(y) for two single inputs.
+func (mp *Map) Estimate(x, y []float64) (float64, error) {
+	if len(x) != mp.d || len(y) != mp.d {
+		return 0, fmt.Errorf("features: inputs have lengths %d and %d, map expects %d", len(x), len(y), mp.d)
+	}
+	in := mat.NewDense(2, mp.d, nil)
+	in.SetRow(0, x)
+	in.SetRow(1, y)
+	z := mat.NewDense(2, mp.Dim(), nil)
+	s, err := mp.TransformScaled(z, in)
+	if err != nil {
+		return 0, err
+	}
+	return math.Exp(s[0]+s[1]) * mat.Dot(z.RowView(0), z.RowView(1)), nil
+}

@@ -1,0 +1,34 @@
+// Package sampler draws the random projection matrices W (m rows of length
+// d) on which kernelkit's random feature maps are built.
+//
+// Every sampler produces rows whose marginal distribution is N(0, I_d), or,
+// for the truncated sampler, the documented truncation of it, so that the
+// feature maps of package features stay unbiased (Bochner's theorem, Eq. 2 of
+// the analog paper; Eq. 4-6 of the HRF paper). They differ in the joint law
+// of the rows:
+//
+//   - Gaussian: iid rows (random Fourier features, RFF).
+//   - Orthogonal: orthogonal random features (ORF, Yu et al. 2016): blocks of
+//     d exactly orthogonal directions from the QR decomposition of a Gaussian
+//     matrix, each row rescaled by an independent χ(d)-distributed norm so
+//     that rows are marginally N(0, I_d). Any number of rows: ⌈m/d⌉
+//     independent blocks, the last one cut.
+//   - Structured: structured orthogonal random features (SORF), blocks
+//     √n·H D₁ H D₂ H D₃ with H the normalised n×n Walsh-Hadamard matrix,
+//     D_i diagonal with random ±1 entries and n the smallest power of two at
+//     least d; the input is padded with zeros to length n, so only the first
+//     d columns are kept. The matrix is materialised, so the feature maps use
+//     one GEMM regardless of sampler.
+//   - Truncated: iid N(0,1) entries conditioned on |w| ≤ K (Supplementary
+//     Table I of the analog paper, K = 3, which keeps conductances bounded
+//     on analog hardware). The entries' variance is then
+//     1 − 2Kφ(K)/(2Φ(K)−1) < 1, so the kernel estimated is slightly
+//     different from the Gaussian one; TruncatedVariance gives it.
+//   - Halton: randomised quasi-Monte Carlo: the Halton sequence on the first
+//     d primes, randomised by a uniform random shift modulo 1
+//     (Cranley-Patterson rotation) and a random start index, mapped through
+//     the normal quantile function. Each row is marginally N(0, I_d).
+//
+// All samplers take an explicit seed; the generator is math/rand/v2's PCG,
+// whose output is the same on every platform.
+package sampler
