@@ -1,0 +1,265 @@
+package linear
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Model is a fitted linear model y ≈ Wᵀz + b with D features and K
+// targets.
+type Model struct {
+	W      *mat.Dense // D×K
+	B      []float64  // K intercepts (zero without intercept)
+	Lambda float64
+	// Jitter is the extra ridge added to make an ill-conditioned system
+	// factorisable; 0 when none was needed.
+	Jitter float64
+}
+
+// Fit solves the ridge problem min Σ‖y_i − Wᵀz_i − b‖² + λ‖W‖²_F from the
+// statistics s, with an unpenalised intercept b when intercept is true.
+func Fit(s *Stats, lambda float64, intercept bool) (*Model, error) {
+	if !(lambda >= 0) || math.IsInf(lambda, 0) {
+		return nil, fmt.Errorf("linear: lambda must be non-negative and finite, got %v", lambda)
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	c, cy, _, zbar, ybar := s.centred(intercept)
+	w, jitter, err := solve(c, cy, lambda)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]float64, s.K)
+	if intercept {
+		for k := range b {
+			b[k] = ybar[k]
+			for j := range zbar {
+				b[k] -= zbar[j] * w.At(j, k)
+			}
+		}
+	}
+	return &Model{W: w, B: b, Lambda: lambda, Jitter: jitter}, nil
+}
+
+// solve returns the solution of (c + λI + jitter·I) w = cy.
+func solve(c *mat.SymDense, cy *mat.Dense, lambda float64) (*mat.Dense, float64, error) {
+	d := c.SymmetricDim()
+	var tr float64
+	for i := 0; i < d; i++ {
+		tr += c.At(i, i)
+	}
+	scale := tr / float64(d)
+	if scale == 0 {
+		scale = 1
+	}
+	a := mat.NewSymDense(d, nil)
+	var chol mat.Cholesky
+	for _, eps := range []float64{0, 1e-12, 1e-10, 1e-8, 1e-6} {
+		jitter := eps * scale
+		a.CopySym(c)
+		for i := 0; i < d; i++ {
+			a.SetSym(i, i, a.At(i, i)+lambda+jitter)
+		}
+		if !chol.Factorize(a) {
+			continue
+		}
+		var w mat.Dense
+		if err := chol.SolveTo(&w, cy); err != nil {
+			// mat.Condition: the system is near singular; try more jitter.
+			var ce mat.Condition
+			if errors.As(err, &ce) {
+				continue
+			}
+			return nil, 0, err
+		}
+		return &w, jitter, nil
+	}
+	return nil, 0, errors.New("linear: normal equations are singular even with jitter; use a larger lambda")
+}
+
+// Predict returns the n×K predictions for the feature rows z.
+func (m *Model) Predict(z *mat.Dense) (*mat.Dense, error) {
+	n, d := z.Dims()
+	dw, k := m.W.Dims()
+	if d != dw {
+		return nil, fmt.Errorf("linear: Predict: features have %d columns, model has %d", d, dw)
+	}
+	out := mat.NewDense(n, k, nil)
+	if n == 0 {
+		return out, nil
+	}
+	or := out.RawMatrix()
+	for i := 0; i < n; i++ {
+		copy(or.Data[i*or.Stride:i*or.Stride+k], m.B)
+	}
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, z.RawMatrix(), m.W.RawMatrix(), 1, or)
+	return out, nil
+}
+
+// OneHot returns the n×K indicator matrix of integer class labels in
+// [0, K).
+func OneHot(labels []int, k int) (*mat.Dense, error) {
+	y := mat.NewDense(len(labels), k, nil)
+	for i, l := range labels {
+		if l < 0 || l >= k {
+			return nil, fmt.Errorf("linear: label %d of row %d not in [0, %d)", l, i, k)
+		}
+		y.Set(i, l, 1)
+	}
+	return y, nil
+}
+
+// Argmax returns, for each row of scores, the index of its largest entry.
+func Argmax(scores *mat.Dense) []int {
+	n, _ := scores.Dims()
+	out := make([]int, n)
+	for i := range out {
+		row := scores.RawRowView(i)
+		best := 0
+		for j, v := range row {
+			if v > row[best] {
+				best = j
+			}
+		}
+		out[i] = best
+	}
+	return out
+}
+
+// GCV returns, for each λ in grid, the generalised cross-validation score
+// n·RSS(λ)/(n − dof(λ))² summed over targets, with dof(λ) = Σ s_i/(s_i+λ)
+// (plus one for the intercept) from the eigenvalues s_i of the centred ZᵀZ.
+func GCV(s *Stats, grid []float64, intercept bool) ([]float64, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if len(grid) == 0 {
+		return nil, errors.New("linear: empty lambda grid")
+	}
+	c, cy, yy, _, _ := s.centred(intercept)
+	var eig mat.EigenSym
+	if !eig.Factorize(c, true) {
+		return nil, errors.New("linear: GCV: eigendecomposition failed")
+	}
+	vals := eig.Values(nil)
+	var v mat.Dense
+	eig.VectorsTo(&v)
+	var ct mat.Dense
+	ct.Mul(v.T(), cy) // D×K
+	n := float64(s.N)
+	var yyTot float64
+	for _, e := range yy {
+		yyTot += e
+	}
+	out := make([]float64, len(grid))
+	for gi, lam := range grid {
+		if !(lam > 0) {
+			return nil, fmt.Errorf("linear: GCV needs positive lambdas, got %v", lam)
+		}
+		rss := yyTot
+		dof := 0.0
+		if intercept {
+			dof = 1
+		}
+		for i, si := range vals {
+			si = math.Max(si, 0)
+			den := si + lam
+			f := 2/den - si/(den*den)
+			row := ct.RawRowView(i)
+			for _, e := range row {
+				rss -= e * e * f
+			}
+			dof += si / den
+		}
+		if n-dof <= 0 {
+			out[gi] = math.Inf(1)
+			continue
+		}
+		out[gi] = n * math.Max(rss, 0) / ((n - dof) * (n - dof))
+	}
+	return out, nil
+}
+
+// KFold returns, for each λ in grid, the mean squared validation error of
+// k-fold cross-validation, where folds[f] holds the statistics of the rows
+// of fold f. Each fold's model is fitted on the merged statistics of the
+// other folds and scored from fold f's statistics alone.
+func KFold(folds []*Stats, grid []float64, intercept bool) ([]float64, error) {
+	if len(folds) < 2 {
+		return nil, fmt.Errorf("linear: k-fold needs at least 2 folds, got %d", len(folds))
+	}
+	if len(grid) == 0 {
+		return nil, errors.New("linear: empty lambda grid")
+	}
+	total := NewStats(folds[0].D, folds[0].K)
+	for _, f := range folds {
+		if f.N == 0 {
+			return nil, errors.New("linear: k-fold: a fold has no rows (more folds than rows?)")
+		}
+		if err := total.Merge(f); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]float64, len(grid))
+	for gi, lam := range grid {
+		var sse float64
+		for _, f := range folds {
+			train := total.Clone()
+			if err := train.axpy(-1, f); err != nil {
+				return nil, err
+			}
+			m, err := Fit(train, lam, intercept)
+			if err != nil {
+				return nil, err
+			}
+			sse += m.sse(f)
+		}
+		out[gi] = sse / float64(total.N*total.K)
+	}
+	return out, nil
+}
+
+// sse returns Σ_i ‖y_i − Wᵀz_i − b‖² over the rows summarised by s.
+func (m *Model) sse(s *Stats) float64 {
+	d, k := s.D, s.K
+	var tot float64
+	n := float64(s.N)
+	for t := 0; t < k; t++ {
+		wt := make([]float64, d)
+		for j := range wt {
+			wt[j] = m.W.At(j, t)
+		}
+		b := m.B[t]
+		e := s.SumY2[t] + n*b*b - 2*b*s.SumY[t]
+		for j := 0; j < d; j++ {
+			e -= 2 * wt[j] * s.ZtY[j*k+t]
+			e += 2 * b * wt[j] * s.SumZ[j]
+			// wᵀ ZᵀZ w with the upper triangle.
+			row := s.ZtZ[j*d : (j+1)*d]
+			acc := row[j] * wt[j]
+			for l := j + 1; l < d; l++ {
+				acc += 2 * row[l] * wt[l]
+			}
+			e += wt[j] * acc
+		}
+		tot += e
+	}
+	return tot
+}
+
+// Best returns the grid value with the smallest score.
+func Best(grid, scores []float64) float64 {
+	bi := 0
+	for i, v := range scores {
+		if v < scores[bi] {
+			bi = i
+		}
+	}
+	return grid[bi]
+}
