@@ -13,6 +13,13 @@
 // which on the 2-core reference machine raised float64 GEMM from about 110
 // to 180 GFLOP/s. kernelkit never sets it; Name reports the core in use.
 //
+// UseOpenBLAS sets OpenBLAS to one thread: kernelkit splits its work into
+// row chunks that run on all cores in goroutines, each calling BLAS on its
+// chunk, and OpenBLAS threads on top of that oversubscribe the cores (on 2
+// cores the letter transform ran 1.8 times slower with OpenBLAS's 2
+// threads). SetThreads changes it for programs that make large single BLAS
+// calls of their own.
+//
 // Installing a BLAS implementation is process-wide state owned by gonum
 // (blas64.Use); call UseOpenBLAS once at program start, before any
 // goroutine computes.
@@ -132,6 +139,9 @@ func UseOpenBLAS() error {
 	o, err := LoadOpenBLAS()
 	if err != nil {
 		return err
+	}
+	if o.setThreads != nil {
+		o.setThreads(1)
 	}
 	blas64.Use(o)
 	blas32.Use(o)

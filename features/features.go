@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/internal/parallel"
+	"github.com/kernelkit/kernelkit/internal/vmath"
 	"github.com/kernelkit/kernelkit/kernel"
 	"github.com/kernelkit/kernelkit/sampler"
 )
@@ -427,7 +428,7 @@ func (mp *Map) chunk(sc *scratch, dst, x *mat.Dense, lo, hi int, logScale []floa
 		case kindCos:
 			c := math.Exp(mp.logPre)
 			for j, v := range ai {
-				out[j] = c * math.Cos(v+mp.b[j])
+				out[j] = c * vmath.Cos(v+mp.b[j])
 			}
 		case kindSinCos:
 			lp := mp.logPre + q
@@ -440,7 +441,7 @@ func (mp *Map) chunk(sc *scratch, dst, x *mat.Dense, lo, hi int, logScale []floa
 				ok = false
 			}
 			for j, v := range ai {
-				s, co := math.Sincos(v)
+				s, co := vmath.Sincos(v)
 				out[j] = c * s
 				out[m+j] = c * co
 			}

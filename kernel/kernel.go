@@ -119,11 +119,14 @@ func Gram(k Kernel, x, y *mat.Dense) (*mat.Dense, error) {
 		return nil, fmt.Errorf("kernel: Gram: x has %d columns, y has %d", d, dy)
 	}
 	g := mat.NewDense(n, p, nil)
-	blas64.Gemm(blas.NoTrans, blas.Trans, 1, x.RawMatrix(), y.RawMatrix(), 0, g.RawMatrix())
 	nx := rowNorms2(x)
 	ny := rowNorms2(y)
 	raw := g.RawMatrix()
-	parallel.Chunks(n, 16, func(_, lo, hi int) {
+	xr := x.RawMatrix()
+	parallel.Chunks(n, 64, func(_, lo, hi int) {
+		xs := blas64.General{Rows: hi - lo, Cols: d, Stride: xr.Stride, Data: xr.Data[lo*xr.Stride:]}
+		gs := blas64.General{Rows: hi - lo, Cols: p, Stride: raw.Stride, Data: raw.Data[lo*raw.Stride:]}
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, xs, y.RawMatrix(), 0, gs)
 		for i := lo; i < hi; i++ {
 			row := raw.Data[i*raw.Stride : i*raw.Stride+p]
 			for j, ip := range row {
