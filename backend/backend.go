@@ -61,12 +61,12 @@ type OpenBLAS struct {
 	path     string
 	corename string
 
-	dgemm func(order, ta, tb, m, n, k int32, alpha float64, a unsafe.Pointer, lda int32, b unsafe.Pointer, ldb int32, beta float64, c unsafe.Pointer, ldc int32)
-	sgemm func(order, ta, tb, m, n, k int32, alpha float32, a unsafe.Pointer, lda int32, b unsafe.Pointer, ldb int32, beta float32, c unsafe.Pointer, ldc int32)
-	dsyrk func(order, uplo, trans, n, k int32, alpha float64, a unsafe.Pointer, lda int32, beta float64, c unsafe.Pointer, ldc int32)
-	ssyrk func(order, uplo, trans, n, k int32, alpha float32, a unsafe.Pointer, lda int32, beta float32, c unsafe.Pointer, ldc int32)
-	dgemv func(order, ta, m, n int32, alpha float64, a unsafe.Pointer, lda int32, x unsafe.Pointer, incx int32, beta float64, y unsafe.Pointer, incy int32)
-	sgemv func(order, ta, m, n int32, alpha float32, a unsafe.Pointer, lda int32, x unsafe.Pointer, incx int32, beta float32, y unsafe.Pointer, incy int32)
+	dgemm      func(order, ta, tb, m, n, k int32, alpha float64, a unsafe.Pointer, lda int32, b unsafe.Pointer, ldb int32, beta float64, c unsafe.Pointer, ldc int32)
+	sgemm      func(order, ta, tb, m, n, k int32, alpha float32, a unsafe.Pointer, lda int32, b unsafe.Pointer, ldb int32, beta float32, c unsafe.Pointer, ldc int32)
+	dsyrk      func(order, uplo, trans, n, k int32, alpha float64, a unsafe.Pointer, lda int32, beta float64, c unsafe.Pointer, ldc int32)
+	ssyrk      func(order, uplo, trans, n, k int32, alpha float32, a unsafe.Pointer, lda int32, beta float32, c unsafe.Pointer, ldc int32)
+	dgemv      func(order, ta, m, n int32, alpha float64, a unsafe.Pointer, lda int32, x unsafe.Pointer, incx int32, beta float64, y unsafe.Pointer, incy int32)
+	sgemv      func(order, ta, m, n int32, alpha float32, a unsafe.Pointer, lda int32, x unsafe.Pointer, incx int32, beta float32, y unsafe.Pointer, incy int32)
 	setThreads func(n int32)
 	getThreads func() int32
 }

@@ -190,5 +190,8 @@ func RelativeError(exact, approx *mat.Dense) (float64, error) {
 	if den == 0 {
 		return 0, errors.New("kernel: RelativeError: exact Gram matrix is zero")
 	}
+	if math.IsInf(den, 0) || math.IsNaN(den) || math.IsInf(num, 0) || math.IsNaN(num) {
+		return 0, errors.New("kernel: RelativeError: Gram matrix entries overflow float64 (inputs too large for this kernel)")
+	}
 	return math.Sqrt(num / den), nil
 }

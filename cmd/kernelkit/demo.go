@@ -136,7 +136,11 @@ func printTable(w io.Writer, ks []demoKernel, rs []*result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kernel\tform\tsampler\tD\ttest acc\tGram err\tseconds\t")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.4f\t%.4f\t%.3f\t\n", r.Kernel, r.Form, r.Sampler, r.Features, *r.TestAccuracy, r.GramError, r.Seconds)
+		ge := "n/a"
+		if r.GramError != nil {
+			ge = fmt.Sprintf("%.4f", *r.GramError)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.4f\t%s\t%.3f\t\n", r.Kernel, r.Form, r.Sampler, r.Features, *r.TestAccuracy, ge, r.Seconds)
 	}
 	tw.Flush()
 }
@@ -157,8 +161,8 @@ func plotDemo(path string, ks []demoKernel, ss []sampler.Sampler, ds []int, rs [
 		for _, s := range ss {
 			var pts plotter.XYs
 			for _, r := range rs[i : i+len(ds)] {
-				if r.GramError > 0 {
-					pts = append(pts, plotter.XY{X: float64(r.Features), Y: r.GramError})
+				if r.GramError != nil && *r.GramError > 0 {
+					pts = append(pts, plotter.XY{X: float64(r.Features), Y: *r.GramError})
 				}
 			}
 			i += len(ds)

@@ -76,7 +76,7 @@ func newPredict() *cobra.Command {
 			}
 			n, k := s.Dims()
 			pred := argmax(s)
-			if err := writeOut(out, func(w io.Writer) error {
+			if err := writeOut(cmd, out, func(w io.Writer) error {
 				bw := bufio.NewWriter(w)
 				bw.WriteString("prediction")
 				if scores && m.Task == model.Classification {
@@ -182,7 +182,7 @@ func newTransform() *cobra.Command {
 					return err
 				}
 			}
-			return writeOut(out, func(w io.Writer) error { return writeMatrix(w, z, logScale) })
+			return writeOut(cmd, out, func(w io.Writer) error { return writeMatrix(w, z, logScale) })
 		},
 	}
 	ff.register(cmd)

@@ -101,9 +101,11 @@ func readData(path, format, label string, noLabel bool) (*data.Dataset, error) {
 	return d, nil
 }
 
-func writeOut(path string, fn func(w io.Writer) error) error {
+// writeOut calls fn with the file at path, or with the command's standard
+// output when path is empty or "-".
+func writeOut(cmd *cobra.Command, path string, fn func(w io.Writer) error) error {
 	if path == "" || path == "-" {
-		return fn(os.Stdout)
+		return fn(cmd.OutOrStdout())
 	}
 	f, err := os.Create(path)
 	if err != nil {

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run executes the CLI in process with the pure-Go backend.
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRoot()
+	var out, errb bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	root.SetArgs(append([]string{"--blas", "gonum"}, args...))
+	err := root.Execute()
+	return out.String(), err
+}
+
+func write(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// letterCSV writes rows [lo, hi) of the embedded letter data as CSV.
+func letterCSV(t *testing.T, dir, name string, lo, hi int) string {
+	t.Helper()
+	src, err := os.ReadFile("../../data/letter.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(src)), "\n")
+	body := append([]string{lines[0]}, lines[1+lo:1+hi]...)
+	return write(t, dir, name, strings.Join(body, "\n")+"\n")
+}
+
+func TestFitPredictTransform(t *testing.T) {
+	dir := t.TempDir()
+	train := letterCSV(t, dir, "train.csv", 0, 3000)
+	test := letterCSV(t, dir, "test.csv", 19000, 20000)
+	mpath := filepath.Join(dir, "m.kk")
+	out, err := run(t, "fit", "--train", train, "--test", test, "--kernel", "rbf", "--gamma", "0.0625",
+		"--features", "256", "--sampler", "orf", "--lambda", "0.5", "--seed", "3", "--model", mpath, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("fit --json printed %q: %v", out, err)
+	}
+	acc, ok := r["test_accuracy"].(float64)
+	if !ok || acc < 0.6 {
+		t.Errorf("test_accuracy %v", r["test_accuracy"])
+	}
+	if ge, ok := r["gram_error"].(float64); !ok || ge <= 0 || ge > 0.25 {
+		t.Errorf("gram_error %v", r["gram_error"])
+	}
+	if _, ok := r["seconds"].(float64); !ok {
+		t.Error("no seconds")
+	}
+	// predict with the saved model reproduces the fit-time accuracy.
+	pout := filepath.Join(dir, "pred.csv")
+	if _, err := run(t, "predict", "--model", mpath, "--data", test, "--out", pout); err != nil {
+		t.Fatal(err)
+	}
+	preds, _ := os.ReadFile(pout)
+	src, _ := os.ReadFile(test)
+	pl := strings.Split(strings.TrimSpace(string(preds)), "\n")[1:]
+	tl := strings.Split(strings.TrimSpace(string(src)), "\n")[1:]
+	if len(pl) != len(tl) {
+		t.Fatalf("%d predictions for %d rows", len(pl), len(tl))
+	}
+	c := 0
+	for i := range pl {
+		f := strings.Split(tl[i], ",")
+		if f[len(f)-1] == pl[i] {
+			c++
+		}
+	}
+	if got := float64(c) / float64(len(pl)); got != acc {
+		t.Errorf("predict accuracy %v, fit reported %v", got, acc)
+	}
+	// transform with the model: one row of 256 features per input row.
+	tout, err := run(t, "transform", "--model", mpath, "--data", test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := strings.Split(strings.TrimSpace(tout), "\n")
+	if len(rows) != 1001 || len(strings.Split(rows[1], ",")) != 256 {
+		t.Errorf("transform wrote %d rows of %d columns", len(rows), len(strings.Split(rows[1], ",")))
+	}
+	// transform without a model, scaled exponential features.
+	if out, err := run(t, "transform", "--data", test, "--label", "label", "--kernel", "softmax", "--features", "8", "--scaled"); err != nil || !strings.Contains(out, "log_scale") {
+		t.Errorf("scaled transform: %v", err)
+	}
+}
+
+func TestDemoSmall(t *testing.T) {
+	dir := t.TempDir()
+	png := filepath.Join(dir, "demo.png")
+	out, err := run(t, "demo", "--kernels", "rbf,arccos0", "--samplers", "iid,sorf", "--features", "32,64", "--plot", png)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(out, "\n") < 8 || !strings.Contains(out, "sorf") {
+		t.Errorf("demo table:\n%s", out)
+	}
+	if st, err := os.Stat(png); err != nil || st.Size() < 1000 {
+		t.Errorf("plot not written: %v", err)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good := letterCSV(t, dir, "good.csv", 0, 200)
+	empty := write(t, dir, "empty.csv", "")
+	ragged := write(t, dir, "ragged.csv", "a,b,label\n1,2,0\n1,0\n")
+	text := write(t, dir, "text.csv", "a,b,label\n1,x,0\n")
+	nan := write(t, dir, "nan.csv", "a,b,label\n1,NaN,0\n")
+	inf := write(t, dir, "inf.csv", "a,b,label\n1,+Inf,0\n")
+	mpath := filepath.Join(dir, "m.kk")
+	if _, err := run(t, "fit", "--train", good, "--features", "16", "--model", mpath); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(mpath)
+	trunc := write(t, dir, "trunc.kk", string(raw[:len(raw)/3]))
+	v2 := write(t, dir, "v2.kk", strings.Replace(string(raw), `"version":1`, `"version":7`, 1))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fit", "--train", empty}, "empty"},
+		{[]string{"fit", "--train", ragged}, "fields"},
+		{[]string{"fit", "--train", text}, "not a number"},
+		{[]string{"fit", "--train", nan}, "not finite"},
+		{[]string{"fit", "--train", inf}, "not finite"},
+		{[]string{"fit", "--train", good, "--kernel", "poly"}, "unknown kernel"},
+		{[]string{"fit", "--train", good, "--features", "0"}, "features"},
+		{[]string{"fit", "--train", good, "--features", "-5"}, "features"},
+		{[]string{"fit", "--train", good, "--gamma", "-1"}, "gamma"},
+		{[]string{"fit", "--train", good, "--lambda", "-0.5"}, "lambda"},
+		{[]string{"fit", "--train", good, "--sampler", "sobol"}, "unknown sampler"},
+		{[]string{"fit", "--train", good, "--bogus"}, "unknown flag"},
+		{[]string{"fit"}, "--train"},
+		{[]string{"fit", "--train", filepath.Join(dir, "missing.csv")}, "no such file"},
+		{[]string{"predict", "--model", trunc, "--data", good}, "truncated"},
+		{[]string{"predict", "--model", v2, "--data", good}, "version 7"},
+		{[]string{"predict", "--model", mpath, "--data", ragged}, "fields"},
+		{[]string{"demo", "--features", "0"}, "feature count"},
+		{[]string{"frobnicate"}, "unknown command"},
+	} {
+		_, err := run(t, c.args...)
+		if err == nil {
+			t.Errorf("%v: no error", c.args)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") {
+			t.Errorf("%v: error %q, want one line containing %q", c.args, msg, c.want)
+		}
+	}
+}
