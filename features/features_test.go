@@ -96,7 +96,7 @@ func TestUnbiasedAndVariance(t *testing.T) {
 		{Config{Kernel: "arccos2", Features: 16}, nil},
 	}
 	for _, c := range cases {
-		for _, smp := range []sampler.Sampler{sampler.Gaussian{}, sampler.Orthogonal{}, sampler.Halton{}} {
+		for _, smp := range []sampler.Sampler{sampler.Gaussian{}, sampler.Orthogonal{}, sampler.Structured{}, sampler.Halton{}} {
 			name := fmt.Sprintf("%s/%s/%s", c.cfg.Kernel, c.cfg.Form, smp.Name())
 			t.Run(name, func(t *testing.T) {
 				cfg := c.cfg

@@ -213,6 +213,7 @@ func Accumulate(ctx context.Context, t features.Transformer, x, targets *mat.Den
 		}
 	}
 	errs := make([]error, workers)
+	bufs := make([][]float64, workers)
 	var done int
 	var mu = make(chan struct{}, 1)
 	parallel.Chunks(n, chunk, func(w, lo, hi int) {
@@ -220,7 +221,10 @@ func Accumulate(ctx context.Context, t features.Transformer, x, targets *mat.Den
 			return
 		}
 		xc := x.Slice(lo, hi, 0, t.InputDim()).(*mat.Dense)
-		z := mat.NewDense(hi-lo, t.Dim(), nil)
+		if len(bufs[w]) < chunk*t.Dim() {
+			bufs[w] = make([]float64, chunk*t.Dim())
+		}
+		z := mat.NewDense(hi-lo, t.Dim(), bufs[w][:(hi-lo)*t.Dim()])
 		if err := t.Transform(z, xc); err != nil {
 			errs[w] = err
 			return

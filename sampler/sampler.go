@@ -159,6 +159,27 @@ func (Structured) Sample(m, d int, seed uint64) (*mat.Dense, error) {
 				out.Set(start+i, j, scale*col[i])
 			}
 		}
+		// The rows of H D₁ H D₂ H D₃ all have the same norm, which biases
+		// the kernel estimate for small d (Yu et al. 2016 bound the bias by
+		// O(1/√d)); rescaling each row to an independent χ(d) norm, as for
+		// ORF, removes the norm part of that bias.
+		for i := 0; i < rows; i++ {
+			row := out.RawRowView(start + i)
+			var s, c float64
+			for _, v := range row {
+				s += v * v
+			}
+			for k := 0; k < d; k++ {
+				g := rng.NormFloat64()
+				c += g * g
+			}
+			if s > 0 {
+				f := math.Sqrt(c / s)
+				for k := range row {
+					row[k] *= f
+				}
+			}
+		}
 	}
 	return out, nil
 }
