@@ -148,13 +148,18 @@ func printTable(w io.Writer, ks []demoKernel, rs []*result) {
 func plotDemo(path string, ks []demoKernel, ss []sampler.Sampler, ds []int, rs []*result) error {
 	p := plot.New()
 	p.Title.Text = "kernelkit demo: letter, Gram error vs features"
-	p.X.Label.Text = "features D"
-	p.Y.Label.Text = "‖K−K̂‖F / ‖K‖F"
+	p.X.Label.Text = "features D (log scale)"
+	p.Y.Label.Text = "relative Gram error |K - K^|_F / |K|_F (log scale)"
 	p.X.Scale = plot.LogScale{}
 	p.Y.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	var xt []plot.Tick
+	for _, d := range ds {
+		xt = append(xt, plot.Tick{Value: float64(d), Label: strconv.Itoa(d)})
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(xt)
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Legend.Top = true
+	p.Legend.Left = true
 	var lines []any
 	i := 0
 	for _, k := range ks {
@@ -172,5 +177,7 @@ func plotDemo(path string, ks []demoKernel, ss []sampler.Sampler, ds []int, rs [
 	if err := plotutil.AddLinePoints(p, lines...); err != nil {
 		return err
 	}
+	// Leave the top of the plot to the legend.
+	p.Y.Max *= 30
 	return p.Save(9*vg.Inch, 6*vg.Inch, path)
 }
