@@ -1,0 +1,454 @@
+package attention
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/kernelkit/kernelkit/features"
+	"github.com/kernelkit/kernelkit/internal/parallel"
+)
+
+// Attention maps queries, keys and values (L×d, L×d, L×dv) to outputs
+// (L×dv).
+type Attention interface {
+	Apply(q, k, v *mat.Dense) (*mat.Dense, error)
+}
+
+func checkQKV(q, k, v *mat.Dense) (l, d, dv int, err error) {
+	if q == nil || k == nil || v == nil {
+		return 0, 0, 0, errors.New("attention: nil input")
+	}
+	l, d = q.Dims()
+	lk, dk := k.Dims()
+	lv, dv := v.Dims()
+	if l == 0 || d == 0 || dv == 0 {
+		return 0, 0, 0, errors.New("attention: empty input")
+	}
+	if d != dk {
+		return 0, 0, 0, fmt.Errorf("attention: queries have %d columns, keys %d", d, dk)
+	}
+	if lk != lv {
+		return 0, 0, 0, fmt.Errorf("attention: %d keys but %d values", lk, lv)
+	}
+	for _, m := range []*mat.Dense{q, k, v} {
+		r, c := m.Dims()
+		for i := 0; i < r; i++ {
+			for _, x := range m.RawRowView(i)[:c] {
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					return 0, 0, 0, errors.New("attention: input has NaN or Inf")
+				}
+			}
+		}
+	}
+	return l, d, dv, nil
+}
+
+// Exact is softmax attention softmax(QKᵀ/√d)V, the reference.
+type Exact struct {
+	// Causal masks keys after each query (query t sees keys 0..t; needs as
+	// many keys as queries).
+	Causal bool
+}
+
+const exactBlock = 64
+
+// Apply computes exact attention in blocks of query rows.
+func (e Exact) Apply(q, k, v *mat.Dense) (*mat.Dense, error) {
+	l, d, dv, err := checkQKV(q, k, v)
+	if err != nil {
+		return nil, err
+	}
+	lk, _ := k.Dims()
+	if e.Causal && lk != l {
+		return nil, fmt.Errorf("attention: causal attention needs as many keys as queries (%d, %d)", lk, l)
+	}
+	out := mat.NewDense(l, dv, nil)
+	scale := 1 / math.Sqrt(float64(d))
+	qr, kr, vr, or := q.RawMatrix(), k.RawMatrix(), v.RawMatrix(), out.RawMatrix()
+	bufs := make([][]float64, parallel.Workers((l+exactBlock-1)/exactBlock))
+	parallel.Chunks(l, exactBlock, func(w, lo, hi int) {
+		rows := hi - lo
+		if bufs[w] == nil {
+			bufs[w] = make([]float64, exactBlock*lk)
+		}
+		s := bufs[w][:rows*lk]
+		cols := lk
+		if e.Causal {
+			cols = hi // keys beyond the block's last query are masked for every row
+		}
+		sg := blas64.General{Rows: rows, Cols: cols, Stride: lk, Data: s}
+		blas64.Gemm(blas.NoTrans, blas.Trans, scale,
+			blas64.General{Rows: rows, Cols: d, Stride: qr.Stride, Data: qr.Data[lo*qr.Stride:]},
+			blas64.General{Rows: cols, Cols: d, Stride: kr.Stride, Data: kr.Data}, 0, sg)
+		for i := 0; i < rows; i++ {
+			row := s[i*lk : i*lk+cols]
+			n := cols
+			if e.Causal {
+				n = lo + i + 1
+			}
+			mx := math.Inf(-1)
+			for _, x := range row[:n] {
+				mx = math.Max(mx, x)
+			}
+			var sum float64
+			for j := 0; j < n; j++ {
+				row[j] = math.Exp(row[j] - mx)
+				sum += row[j]
+			}
+			inv := 1 / sum
+			for j := 0; j < n; j++ {
+				row[j] *= inv
+			}
+			for j := n; j < cols; j++ {
+				row[j] = 0
+			}
+		}
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, sg,
+			blas64.General{Rows: cols, Cols: dv, Stride: vr.Stride, Data: vr.Data},
+			0, blas64.General{Rows: rows, Cols: dv, Stride: or.Stride, Data: or.Data[lo*or.Stride:]})
+	})
+	return out, nil
+}
+
+// Kernelized is exact attention with an arbitrary non-negative kernel:
+// out_t = Σ_s κ(q_t, k_s) v_s / Σ_s κ(q_t, k_s), in O(L²) time. It is the
+// reference for linear attention with a map that factorises κ exactly.
+type Kernelized struct {
+	Kernel func(q, k []float64) float64
+	Causal bool
+}
+
+// Apply computes kernelized attention directly.
+func (a Kernelized) Apply(q, k, v *mat.Dense) (*mat.Dense, error) {
+	l, _, dv, err := checkQKV(q, k, v)
+	if err != nil {
+		return nil, err
+	}
+	lk, _ := k.Dims()
+	out := mat.NewDense(l, dv, nil)
+	for t := 0; t < l; t++ {
+		n := lk
+		if a.Causal {
+			n = t + 1
+		}
+		var den float64
+		o := out.RawRowView(t)
+		for s := 0; s < n; s++ {
+			w := a.Kernel(q.RawRowView(t), k.RawRowView(s))
+			den += w
+			for j, x := range v.RawRowView(s)[:dv] {
+				o[j] += w * x
+			}
+		}
+		for j := range o {
+			o[j] /= den
+		}
+	}
+	return out, nil
+}
+
+// ScaledTransformer is a feature map that can return row-scaled features
+// with their log-scales (features.Map implements it).
+type ScaledTransformer interface {
+	features.Transformer
+	TransformScaled(dst, x *mat.Dense) ([]float64, error)
+}
+
+// Linear is linear attention D̃⁻¹(Q'(K'ᵀV)) with a random feature map.
+type Linear struct {
+	// Map is applied to the scaled queries and keys. If it implements
+	// ScaledTransformer its scaled transform is used (stabilisation).
+	Map features.Transformer
+	// Causal selects unidirectional attention by prefix sums.
+	Causal bool
+	// Chunk is the block size of the causal form (default 64; 1 is the
+	// plain prefix-sum recursion).
+	Chunk int
+	// NoInputScale skips the d^(−1/4) scaling of queries and keys (for maps
+	// that do not estimate exp(qᵀk/√d), e.g. ReLU).
+	NoInputScale bool
+	// Eps guards denominators: |den| < Eps is clamped to ±Eps (default
+	// 1e-30).
+	Eps float64
+}
+
+// features returns the (scaled) features of x·d^(−1/4) and log-scales (nil
+// when the map is not a ScaledTransformer).
+func (a *Linear) features(x *mat.Dense) (*mat.Dense, []float64, error) {
+	n, d := x.Dims()
+	if d != a.Map.InputDim() {
+		return nil, nil, fmt.Errorf("attention: inputs have %d columns, feature map expects %d", d, a.Map.InputDim())
+	}
+	xs := x
+	if !a.NoInputScale {
+		xs = mat.NewDense(n, d, nil)
+		xs.Scale(math.Pow(float64(d), -0.25), x)
+	}
+	z := mat.NewDense(n, a.Map.Dim(), nil)
+	if st, ok := a.Map.(ScaledTransformer); ok {
+		s, err := st.TransformScaled(z, xs)
+		return z, s, err
+	}
+	return z, nil, a.Map.Transform(z, xs)
+}
+
+func (a *Linear) eps() float64 {
+	if a.Eps > 0 {
+		return a.Eps
+	}
+	return 1e-30
+}
+
+func guard(den, eps float64) float64 {
+	if den >= 0 {
+		return math.Max(den, eps)
+	}
+	return math.Min(den, -eps)
+}
+
+// Apply computes linear attention.
+func (a *Linear) Apply(q, k, v *mat.Dense) (*mat.Dense, error) {
+	if a.Map == nil {
+		return nil, errors.New("attention: Linear has no feature map")
+	}
+	l, _, dv, err := checkQKV(q, k, v)
+	if err != nil {
+		return nil, err
+	}
+	lk, _ := k.Dims()
+	if a.Causal && lk != l {
+		return nil, fmt.Errorf("attention: causal attention needs as many keys as queries (%d, %d)", lk, l)
+	}
+	qf, _, err := a.features(q)
+	if err != nil {
+		return nil, err
+	}
+	kf, ks, err := a.features(k)
+	if err != nil {
+		return nil, err
+	}
+	if a.Causal {
+		return a.causal(qf, kf, ks, v)
+	}
+	m := a.Map.Dim()
+	// Rescale key rows to the common reference max_s ks.
+	if ks != nil {
+		ref := math.Inf(-1)
+		for _, s := range ks {
+			ref = math.Max(ref, s)
+		}
+		for i, s := range ks {
+			row := kf.RawRowView(i)
+			f := math.Exp(s - ref)
+			for j := range row {
+				row[j] *= f
+			}
+		}
+	}
+	// KV = K'ᵀV (m×dv) and ksum = K'ᵀ1 (m).
+	kv := mat.NewDense(m, dv, nil)
+	kv.Mul(kf.T(), v)
+	ksum := make([]float64, m)
+	for i := 0; i < lk; i++ {
+		for j, x := range kf.RawRowView(i) {
+			ksum[j] += x
+		}
+	}
+	out := mat.NewDense(l, dv, nil)
+	out.Mul(qf, kv)
+	eps := a.eps()
+	for i := 0; i < l; i++ {
+		var den float64
+		for j, x := range qf.RawRowView(i) {
+			den += x * ksum[j]
+		}
+		den = guard(den, eps)
+		o := out.RawRowView(i)
+		for j := range o {
+			o[j] /= den
+		}
+	}
+	return out, nil
+}
+
+// causal runs the chunked prefix-sum form with a running key reference.
+func (a *Linear) causal(qf, kf *mat.Dense, ks []float64, v *mat.Dense) (*mat.Dense, error) {
+	l, m := qf.Dims()
+	_, dv := v.Dims()
+	c := a.Chunk
+	if c <= 0 {
+		c = 64
+	}
+	state := mat.NewDense(m, dv, nil) // Σ φ(k_s) v_sᵀ, scaled by exp(−ref)
+	z := make([]float64, m)           // Σ φ(k_s), scaled by exp(−ref)
+	ref := math.Inf(-1)
+	out := mat.NewDense(l, dv, nil)
+	den := make([]float64, c)
+	blk := mat.NewDense(c, c, nil)
+	eps := a.eps()
+	for lo := 0; lo < l; lo += c {
+		hi := min(lo+c, l)
+		n := hi - lo
+		kc := mat.DenseCopyOf(kf.Slice(lo, hi, 0, m))
+		if ks != nil {
+			newRef := ref
+			for _, s := range ks[lo:hi] {
+				newRef = math.Max(newRef, s)
+			}
+			if newRef > ref && !math.IsInf(ref, -1) {
+				f := math.Exp(ref - newRef)
+				state.Scale(f, state)
+				for j := range z {
+					z[j] *= f
+				}
+			}
+			ref = newRef
+			for i := 0; i < n; i++ {
+				f := math.Exp(ks[lo+i] - ref)
+				row := kc.RawRowView(i)
+				for j := range row {
+					row[j] *= f
+				}
+			}
+		}
+		qc := qf.Slice(lo, hi, 0, m).(*mat.Dense)
+		oc := out.Slice(lo, hi, 0, dv).(*mat.Dense)
+		vc := v.Slice(lo, hi, 0, dv).(*mat.Dense)
+		// Inter-chunk: the carried state.
+		oc.Mul(qc, state)
+		for i := 0; i < n; i++ {
+			var s float64
+			for j, x := range qc.RawRowView(i) {
+				s += x * z[j]
+			}
+			den[i] = s
+		}
+		// Intra-chunk: masked C×C product.
+		ab := blk.Slice(0, n, 0, n).(*mat.Dense)
+		ab.Mul(qc, kc.T())
+		for i := 0; i < n; i++ {
+			row := ab.RawRowView(i)
+			for j := i + 1; j < n; j++ {
+				row[j] = 0
+			}
+			for j := 0; j <= i; j++ {
+				den[i] += row[j]
+			}
+		}
+		var intra mat.Dense
+		intra.Mul(ab, vc)
+		oc.Add(oc, &intra)
+		for i := 0; i < n; i++ {
+			d := guard(den[i], eps)
+			o := oc.RawRowView(i)
+			for j := range o {
+				o[j] /= d
+			}
+		}
+		// Carry the chunk into the state.
+		var upd mat.Dense
+		upd.Mul(kc.T(), vc)
+		state.Add(state, &upd)
+		for i := 0; i < n; i++ {
+			for j, x := range kc.RawRowView(i) {
+				z[j] += x
+			}
+		}
+	}
+	return out, nil
+}
+
+// MultiHead applies att to each of heads column blocks of q, k, v (d_model
+// = heads·d_head) and concatenates the outputs, heads in parallel.
+func MultiHead(att Attention, q, k, v *mat.Dense, heads int) (*mat.Dense, error) {
+	if heads <= 0 {
+		return nil, fmt.Errorf("attention: heads must be positive, got %d", heads)
+	}
+	l, d, dv, err := checkQKV(q, k, v)
+	if err != nil {
+		return nil, err
+	}
+	if d%heads != 0 || dv%heads != 0 {
+		return nil, fmt.Errorf("attention: widths %d and %d not divisible by %d heads", d, dv, heads)
+	}
+	lk, _ := k.Dims()
+	hd, hv := d/heads, dv/heads
+	out := mat.NewDense(l, dv, nil)
+	errs := make([]error, heads)
+	parallel.Chunks(heads, 1, func(_, h, _ int) {
+		qh := mat.DenseCopyOf(q.Slice(0, l, h*hd, (h+1)*hd))
+		kh := mat.DenseCopyOf(k.Slice(0, lk, h*hd, (h+1)*hd))
+		vh := mat.DenseCopyOf(v.Slice(0, lk, h*hv, (h+1)*hv))
+		o, err := att.Apply(qh, kh, vh)
+		if err != nil {
+			errs[h] = err
+			return
+		}
+		out.Slice(0, l, h*hv, (h+1)*hv).(*mat.Dense).Copy(o)
+	})
+	return out, errors.Join(errs...)
+}
+
+// Batch applies MultiHead to each sequence of a batch, in parallel, and
+// stops early if ctx is cancelled.
+func Batch(ctx context.Context, att Attention, qs, ks, vs []*mat.Dense, heads int) ([]*mat.Dense, error) {
+	if len(qs) != len(ks) || len(ks) != len(vs) {
+		return nil, fmt.Errorf("attention: batch sizes %d, %d, %d differ", len(qs), len(ks), len(vs))
+	}
+	out := make([]*mat.Dense, len(qs))
+	errs := make([]error, len(qs))
+	parallel.Chunks(len(qs), 1, func(_, i, _ int) {
+		if err := ctx.Err(); err != nil {
+			errs[i] = err
+			return
+		}
+		out[i], errs[i] = MultiHead(att, qs[i], ks[i], vs[i], heads)
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Redraw hands out feature maps drawn from Config, drawing a new
+// projection every Every calls (0: never) with seeds Config.Seed,
+// Config.Seed+1, …: the explicit, reproducible redraw policy that
+// Performer training relies on (analog paper, Supplementary Note 2).
+// It is safe for concurrent use.
+type Redraw struct {
+	Config   features.Config
+	InputDim int
+	Every    int
+
+	mu    sync.Mutex
+	calls int
+	epoch int
+	cur   *features.Map
+}
+
+// Map returns the feature map for this call.
+func (r *Redraw) Map() (*features.Map, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cur == nil || (r.Every > 0 && r.calls > 0 && r.calls%r.Every == 0) {
+		if r.cur != nil {
+			r.epoch++
+		}
+		cfg := r.Config
+		cfg.Seed += uint64(r.epoch)
+		m, err := features.New(cfg, r.InputDim)
+		if err != nil {
+			return nil, err
+		}
+		r.cur = m
+	}
+	r.calls++
+	return r.cur, nil
+}
