@@ -168,3 +168,33 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestAttentionCommand(t *testing.T) {
+	out, err := run(t, "attention", "--lengths", "64", "--features", "8,16", "--seeds", "2", "--variants", "positive,relu", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 4 {
+		t.Fatalf("attention --json: %v, %d rows", err, len(rows))
+	}
+	if _, ok := rows[0]["mse"].(float64); !ok {
+		t.Error("no mse")
+	}
+	if _, err := run(t, "attention", "--lengths", "64", "--causal", "--timing"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"attention", "--variants", "cosine"}, "unknown variant"},
+		{[]string{"attention", "--features", "0"}, "--features"},
+		{[]string{"attention", "--seeds", "0"}, "--seeds"},
+		{[]string{"attention", "--q", "x.csv"}, "go together"},
+	} {
+		if _, err := run(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+	}
+}
