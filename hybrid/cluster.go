@@ -1,0 +1,345 @@
+package hybrid
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/kernelkit/kernelkit/sampler"
+)
+
+// KMeans clusters the rows of x into k groups (k-means++ seeding, then
+// Lloyd iterations until assignments settle or iters is reached) and
+// returns the k×d centres and each row's cluster.
+func KMeans(x *mat.Dense, k int, seed uint64, iters int) (*mat.Dense, []int, error) {
+	n, d := x.Dims()
+	if k <= 0 {
+		return nil, nil, fmt.Errorf("hybrid: k-means needs k ≥ 1, got %d", k)
+	}
+	if k > n {
+		return nil, nil, fmt.Errorf("hybrid: k-means with k = %d on only %d points", k, n)
+	}
+	rng := sampler.NewRand(seed)
+	centres := mat.NewDense(k, d, nil)
+	dist := make([]float64, n)
+	copy(centres.RawRowView(0), x.RawRowView(rng.IntN(n)))
+	for c := 1; c < k; c++ {
+		var tot float64
+		for i := 0; i < n; i++ {
+			dist[i] = math.Inf(1)
+			for j := 0; j < c; j++ {
+				dist[i] = math.Min(dist[i], sqDist(x.RawRowView(i), centres.RawRowView(j)))
+			}
+			tot += dist[i]
+		}
+		pick := n - 1
+		if tot > 0 {
+			u := rng.Float64() * tot
+			for i, v := range dist {
+				u -= v
+				if u <= 0 {
+					pick = i
+					break
+				}
+			}
+		} else {
+			pick = rng.IntN(n)
+		}
+		copy(centres.RawRowView(c), x.RawRowView(pick))
+	}
+	assign := make([]int, n)
+	for i := range assign {
+		assign[i] = -1
+	}
+	counts := make([]int, k)
+	for it := 0; it < max(iters, 1); it++ {
+		changed := false
+		for i := 0; i < n; i++ {
+			a := Nearest(centres, x.RawRowView(i))
+			if a != assign[i] {
+				assign[i], changed = a, true
+			}
+		}
+		if !changed {
+			break
+		}
+		centres.Zero()
+		clear(counts)
+		for i, a := range assign {
+			counts[a]++
+			row := centres.RawRowView(a)
+			for j, v := range x.RawRowView(i) {
+				row[j] += v
+			}
+		}
+		for c := 0; c < k; c++ {
+			if counts[c] == 0 { // empty cluster: re-seed at a random point
+				copy(centres.RawRowView(c), x.RawRowView(rng.IntN(n)))
+				continue
+			}
+			row := centres.RawRowView(c)
+			for j := range row {
+				row[j] /= float64(counts[c])
+			}
+		}
+	}
+	return centres, assign, nil
+}
+
+func sqDist(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		e := a[i] - b[i]
+		s += e * e
+	}
+	return s
+}
+
+// Nearest returns the index of the centre (row) nearest to x.
+func Nearest(centres *mat.Dense, x []float64) int {
+	k, _ := centres.Dims()
+	best, bd := 0, math.Inf(1)
+	for c := 0; c < k; c++ {
+		if d := sqDist(x, centres.RawRowView(c)); d < bd {
+			best, bd = c, d
+		}
+	}
+	return best
+}
+
+// Large and small diagonal entries for coordinates where one centre is zero
+// and the other is not (HRF App. H.2 leaves their values open).
+const (
+	diagLarge = 10.0
+	diagSmall = 0.1
+)
+
+// ComplexDiag returns the diagonal complex A of HRF Eq. 85 for a pair of
+// query and key centres: A r_q + A⁻¹ r_k = 0 in every coordinate where
+// both are non-zero or both are zero.
+func ComplexDiag(rq, rk []float64) []complex128 {
+	a := make([]complex128, len(rq))
+	for k := range rq {
+		qi, kj := rq[k], rk[k]
+		switch {
+		case qi*kj > 0:
+			a[k] = complex(0, math.Sqrt(kj/qi))
+		case qi*kj < 0:
+			a[k] = complex(math.Sqrt(-kj/qi), 0)
+		case qi == 0 && kj == 0:
+			a[k] = 1
+		case qi == 0:
+			a[k] = complex(diagLarge, 0)
+		default:
+			a[k] = complex(diagSmall, diagSmall)
+		}
+	}
+	return a
+}
+
+// RealDiag returns the real diagonal A of HRF Eq. 88 minimising
+// ‖A r_q + A⁻¹ r_k‖²: a_k = √|r_k,k / r_q,k|.
+func RealDiag(rq, rk []float64) []float64 {
+	a := make([]float64, len(rq))
+	for k := range rq {
+		switch {
+		case rq[k] != 0 && rk[k] != 0:
+			a[k] = math.Sqrt(math.Abs(rk[k] / rq[k]))
+		case rq[k] == 0 && rk[k] != 0:
+			a[k] = diagLarge
+		case rq[k] != 0:
+			a[k] = diagSmall
+		default:
+			a[k] = 1
+		}
+	}
+	return a
+}
+
+// ClusterOptions configures a clustered hybrid estimator.
+type ClusterOptions struct {
+	// M is the number of projections of each per-pair complex exponential
+	// estimator.
+	M int
+	// Complex selects the complex A of Eq. 85; otherwise the real diagonal
+	// A of Eq. 88.
+	Complex bool
+	// Lambda is "zero-one" (cluster indicators, Def. H.2, the default) or
+	// "gaussian" (Gaussian-mixture coefficients, Def. H.1).
+	Lambda string
+	// N and Tau configure Gaussian-mixture coefficients: N positive
+	// projections per coefficient and width τ in exp(−‖Ax+A⁻¹y‖²/(2τ²)).
+	N   int
+	Tau float64
+	// Sampler draws the projections (nil: iid Gaussian).
+	Sampler sampler.Sampler
+	Seed    uint64
+}
+
+// Clustered is the zero-one clustered HRF estimator (Def. H.2): the query
+// in cluster i and the key in cluster j are estimated by the complex
+// exponential estimator of the pair (i, j).
+type Clustered struct {
+	qc, kc *mat.Dense // centres
+	ces    [][]*ComplexExp
+	d, blk int
+}
+
+// NewClustered builds a clustered hybrid from query centres qc (nq×d) and
+// key centres kc (nk×d). With Lambda "gaussian" it returns an *HRF.
+func NewClustered(qc, kc *mat.Dense, o ClusterOptions) (Pair, error) {
+	nq, d := qc.Dims()
+	nk, dk := kc.Dims()
+	if d != dk {
+		return nil, fmt.Errorf("hybrid: query centres have %d columns, key centres %d", d, dk)
+	}
+	if o.M <= 0 {
+		return nil, fmt.Errorf("hybrid: number of projections must be positive, got %d", o.M)
+	}
+	smp := o.Sampler
+	if smp == nil {
+		smp = sampler.Gaussian{}
+	}
+	ces := make([][]*ComplexExp, nq)
+	for i := range ces {
+		ces[i] = make([]*ComplexExp, nk)
+		for j := range ces[i] {
+			w, err := smp.Sample(o.M, d, o.Seed+uint64(i*nk+j))
+			if err != nil {
+				return nil, err
+			}
+			var a []complex128
+			if o.Complex {
+				a = ComplexDiag(qc.RawRowView(i), kc.RawRowView(j))
+			} else {
+				for _, v := range RealDiag(qc.RawRowView(i), kc.RawRowView(j)) {
+					a = append(a, complex(v, 0))
+				}
+			}
+			if ces[i][j], err = NewComplexExpDiag(a, w); err != nil {
+				return nil, err
+			}
+		}
+	}
+	switch o.Lambda {
+	case "", "zero-one":
+		return &Clustered{qc: qc, kc: kc, ces: ces, d: d, blk: 2 * o.M}, nil
+	case "gaussian":
+	default:
+		return nil, fmt.Errorf("hybrid: unknown clustered λ %q (want zero-one or gaussian)", o.Lambda)
+	}
+	if o.N <= 0 || !(o.Tau > 0) {
+		return nil, fmt.Errorf("hybrid: Gaussian-mixture λs need N > 0 and τ > 0, got %d and %v", o.N, o.Tau)
+	}
+	var bases []Pair
+	var lambdas []Lambda
+	for i := 0; i < nq; i++ {
+		for j := 0; j < nk; j++ {
+			bases = append(bases, ces[i][j])
+			ad := RealDiag(qc.RawRowView(i), kc.RawRowView(j))
+			qm := mat.NewDense(d, d, nil)
+			km := mat.NewDense(d, d, nil)
+			for k, v := range ad {
+				qm.Set(k, k, v/o.Tau)
+				km.Set(k, k, -1/(v*o.Tau))
+			}
+			w, err := smp.Sample(o.N, d, o.Seed+1000003+uint64(i*nk+j))
+			if err != nil {
+				return nil, err
+			}
+			g, err := mapFromW("rbf", "positive", 0.5, w, o.Seed, smp.Name())
+			if err != nil {
+				return nil, err
+			}
+			lambdas = append(lambdas, Lambda{P: transformed{Symmetric{g}, qm, km}})
+		}
+	}
+	// The default base estimator takes the remaining weight 1 − Σλ̂.
+	w, err := smp.Sample(o.M, d, o.Seed+2000003)
+	if err != nil {
+		return nil, err
+	}
+	def, err := mapFromW("softmax", "trig", 0, w, o.Seed, smp.Name())
+	if err != nil {
+		return nil, err
+	}
+	return New(append(bases, Symmetric{def}), lambdas)
+}
+
+// transformed applies linear maps to queries (qm) and keys (km) before
+// the inner pair; a nil map is the identity.
+type transformed struct {
+	Pair
+	qm, km *mat.Dense
+}
+
+func (t transformed) Query(dst, x *mat.Dense) error {
+	if t.qm == nil {
+		return t.Pair.Query(dst, x)
+	}
+	var u mat.Dense
+	u.Mul(x, t.qm.T())
+	return t.Pair.Query(dst, &u)
+}
+
+func (t transformed) Key(dst, y *mat.Dense) error {
+	if t.km == nil {
+		return t.Pair.Key(dst, y)
+	}
+	var u mat.Dense
+	u.Mul(y, t.km.T())
+	return t.Pair.Key(dst, &u)
+}
+
+// Dim returns nq·nk·2M.
+func (c *Clustered) Dim() int { nq, _ := c.qc.Dims(); nk, _ := c.kc.Dims(); return nq * nk * c.blk }
+
+// InputDim returns d.
+func (c *Clustered) InputDim() int { return c.d }
+
+// Query writes, for x in query cluster i, Ψ_{A_ij}(x) into block (i, j)
+// for every j, zeros elsewhere.
+func (c *Clustered) Query(dst, x *mat.Dense) error { return c.side(dst, x, true) }
+
+// Key writes, for y in key cluster j, Ψ_{A_ij⁻¹}(y) into block (i, j) for
+// every i, zeros elsewhere.
+func (c *Clustered) Key(dst, y *mat.Dense) error { return c.side(dst, y, false) }
+
+func (c *Clustered) side(dst, x *mat.Dense, query bool) error {
+	n, d := x.Dims()
+	if d != c.d {
+		return fmt.Errorf("hybrid: input has %d columns, estimator expects %d", d, c.d)
+	}
+	if r, cc := dst.Dims(); r != n || cc != c.Dim() {
+		return errors.New("hybrid: destination has the wrong shape")
+	}
+	nq, _ := c.qc.Dims()
+	nk, _ := c.kc.Dims()
+	dst.Zero()
+	one := mat.NewDense(1, d, nil)
+	buf := mat.NewDense(1, c.blk, nil)
+	for r := 0; r < n; r++ {
+		copy(one.RawRowView(0), x.RawRowView(r))
+		out := dst.RawRowView(r)
+		if query {
+			i := Nearest(c.qc, x.RawRowView(r))
+			for j := 0; j < nk; j++ {
+				if err := c.ces[i][j].Query(buf, one); err != nil {
+					return err
+				}
+				copy(out[(i*nk+j)*c.blk:], buf.RawRowView(0))
+			}
+		} else {
+			j := Nearest(c.kc, x.RawRowView(r))
+			for i := 0; i < nq; i++ {
+				if err := c.ces[i][j].Key(buf, one); err != nil {
+					return err
+				}
+				copy(out[(i*nk+j)*c.blk:], buf.RawRowView(0))
+			}
+		}
+	}
+	return nil
+}
