@@ -161,11 +161,23 @@ type ScaledTransformer interface {
 	TransformScaled(dst, x *mat.Dense) ([]float64, error)
 }
 
+// PairMap is an asymmetric feature map: queries and keys get different
+// features whose dot product estimates the kernel (package hybrid's Pair).
+type PairMap interface {
+	Dim() int
+	InputDim() int
+	Query(dst, x *mat.Dense) error
+	Key(dst, y *mat.Dense) error
+}
+
 // Linear is linear attention D̃⁻¹(Q'(K'ᵀV)) with a random feature map.
 type Linear struct {
 	// Map is applied to the scaled queries and keys. If it implements
 	// ScaledTransformer its scaled transform is used (stabilisation).
 	Map features.Transformer
+	// Pair, if set instead of Map, gives asymmetric query and key features
+	// (hybrid random features); no row scaling is applied to them.
+	Pair PairMap
 	// Causal selects unidirectional attention by prefix sums.
 	Causal bool
 	// Chunk is the block size of the causal form (default 64; 1 is the
@@ -181,15 +193,28 @@ type Linear struct {
 
 // features returns the (scaled) features of x·d^(−1/4) and log-scales (nil
 // when the map is not a ScaledTransformer).
-func (a *Linear) features(x *mat.Dense) (*mat.Dense, []float64, error) {
+func (a *Linear) features(x *mat.Dense, query bool) (*mat.Dense, []float64, error) {
 	n, d := x.Dims()
-	if d != a.Map.InputDim() {
-		return nil, nil, fmt.Errorf("attention: inputs have %d columns, feature map expects %d", d, a.Map.InputDim())
+	in := 0
+	if a.Pair != nil {
+		in = a.Pair.InputDim()
+	} else {
+		in = a.Map.InputDim()
+	}
+	if d != in {
+		return nil, nil, fmt.Errorf("attention: inputs have %d columns, feature map expects %d", d, in)
 	}
 	xs := x
 	if !a.NoInputScale {
 		xs = mat.NewDense(n, d, nil)
 		xs.Scale(math.Pow(float64(d), -0.25), x)
+	}
+	if a.Pair != nil {
+		z := mat.NewDense(n, a.Pair.Dim(), nil)
+		if query {
+			return z, nil, a.Pair.Query(z, xs)
+		}
+		return z, nil, a.Pair.Key(z, xs)
 	}
 	z := mat.NewDense(n, a.Map.Dim(), nil)
 	if st, ok := a.Map.(ScaledTransformer); ok {
@@ -215,7 +240,7 @@ func guard(den, eps float64) float64 {
 
 // Apply computes linear attention.
 func (a *Linear) Apply(q, k, v *mat.Dense) (*mat.Dense, error) {
-	if a.Map == nil {
+	if a.Map == nil && a.Pair == nil {
 		return nil, errors.New("attention: Linear has no feature map")
 	}
 	l, _, dv, err := checkQKV(q, k, v)
@@ -226,18 +251,18 @@ func (a *Linear) Apply(q, k, v *mat.Dense) (*mat.Dense, error) {
 	if a.Causal && lk != l {
 		return nil, fmt.Errorf("attention: causal attention needs as many keys as queries (%d, %d)", lk, l)
 	}
-	qf, _, err := a.features(q)
+	qf, _, err := a.features(q, true)
 	if err != nil {
 		return nil, err
 	}
-	kf, ks, err := a.features(k)
+	kf, ks, err := a.features(k, false)
 	if err != nil {
 		return nil, err
 	}
 	if a.Causal {
 		return a.causal(qf, kf, ks, v)
 	}
-	m := a.Map.Dim()
+	_, m := kf.Dims()
 	// Rescale key rows to the common reference max_s ks.
 	if ks != nil {
 		ref := math.Inf(-1)

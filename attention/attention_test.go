@@ -251,3 +251,45 @@ func TestBadInput(t *testing.T) {
 		t.Error("Linear without map accepted")
 	}
 }
+
+// polyPair is polyMap as an asymmetric pair whose query side is scaled by 2
+// and key side by 1/2: the product is unchanged.
+type polyPair struct{ polyMap }
+
+func (p polyPair) Query(dst, x *mat.Dense) error {
+	if err := p.Transform(dst, x); err != nil {
+		return err
+	}
+	dst.Scale(2, dst)
+	return nil
+}
+
+func (p polyPair) Key(dst, y *mat.Dense) error {
+	if err := p.Transform(dst, y); err != nil {
+		return err
+	}
+	dst.Scale(0.5, dst)
+	return nil
+}
+
+func TestPairMap(t *testing.T) {
+	const l, d = 30, 3
+	q, k, v := gauss(l, d, 21, 0.5), gauss(l, d, 22, 0.5), gauss(l, 2, 23, 1)
+	kern := func(a, b []float64) float64 {
+		var s float64
+		for i := range a {
+			s += a[i] * b[i]
+		}
+		return (1 + s) * (1 + s)
+	}
+	for _, causal := range []bool{false, true} {
+		want, _ := Kernelized{Kernel: kern, Causal: causal}.Apply(q, k, v)
+		got, err := (&Linear{Pair: polyPair{polyMap{d}}, Causal: causal, NoInputScale: true}).Apply(q, k, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := maxAbsDiff(got, want); e > 1e-12 {
+			t.Errorf("causal=%v: asymmetric pair differs by %g", causal, e)
+		}
+	}
+}

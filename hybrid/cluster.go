@@ -110,24 +110,29 @@ func Nearest(centres *mat.Dense, x []float64) int {
 }
 
 // Large and small diagonal entries for coordinates where one centre is zero
-// and the other is not (HRF App. H.2 leaves their values open).
+// and the other is not (HRF App. H.2 leaves their values open). Entries are
+// also clamped to [diagSmall, diagLarge] in magnitude: a near-zero centre
+// coordinate would otherwise give an enormous a_k, and points near (not at)
+// the centre would get exponentially large features.
 const (
 	diagLarge = 10.0
 	diagSmall = 0.1
 )
 
+func clampMag(v float64) float64 { return math.Min(diagLarge, math.Max(diagSmall, v)) }
+
 // ComplexDiag returns the diagonal complex A of HRF Eq. 85 for a pair of
 // query and key centres: A r_q + A⁻¹ r_k = 0 in every coordinate where
-// both are non-zero or both are zero.
+// both are non-zero (and |a_k| within the clamp) or both are zero.
 func ComplexDiag(rq, rk []float64) []complex128 {
 	a := make([]complex128, len(rq))
 	for k := range rq {
 		qi, kj := rq[k], rk[k]
 		switch {
 		case qi*kj > 0:
-			a[k] = complex(0, math.Sqrt(kj/qi))
+			a[k] = complex(0, clampMag(math.Sqrt(kj/qi)))
 		case qi*kj < 0:
-			a[k] = complex(math.Sqrt(-kj/qi), 0)
+			a[k] = complex(clampMag(math.Sqrt(-kj/qi)), 0)
 		case qi == 0 && kj == 0:
 			a[k] = 1
 		case qi == 0:
@@ -146,7 +151,7 @@ func RealDiag(rq, rk []float64) []float64 {
 	for k := range rq {
 		switch {
 		case rq[k] != 0 && rk[k] != 0:
-			a[k] = math.Sqrt(math.Abs(rk[k] / rq[k]))
+			a[k] = clampMag(math.Sqrt(math.Abs(rk[k] / rq[k])))
 		case rq[k] == 0 && rk[k] != 0:
 			a[k] = diagLarge
 		case rq[k] != 0:

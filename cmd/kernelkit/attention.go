@@ -22,6 +22,7 @@ import (
 	"github.com/kernelkit/kernelkit/attention"
 	"github.com/kernelkit/kernelkit/backend"
 	"github.com/kernelkit/kernelkit/features"
+	"github.com/kernelkit/kernelkit/hybrid"
 	"github.com/kernelkit/kernelkit/sampler"
 )
 
@@ -35,6 +36,33 @@ var attVariants = map[string]attVariant{
 	"hyperbolic": {"hyperbolic", "softmax", "hyperbolic"},
 	"trig":       {"trig", "softmax", "trig"},
 	"relu":       {"relu", "arccos1", ""},
+	"angular":    {"angular", "hybrid", "angular"},
+	"gaussian":   {"gaussian", "hybrid", "gaussian"},
+}
+
+// linearFor builds the linear attention of a variant with m features (the
+// hybrids are FLOP-matched to m, see hybrid.MatchFLOPs).
+func linearFor(v attVariant, m, d int, smp sampler.Sampler, seed uint64, causal bool) (*attention.Linear, error) {
+	if v.kernel == "hybrid" {
+		o := hybrid.MatchFLOPs(d, m)
+		o.Sampler, o.Seed = smp, seed
+		var p hybrid.Pair
+		var err error
+		if v.form == "angular" {
+			p, err = hybrid.Angular(d, o)
+		} else {
+			p, err = hybrid.Gaussian(d, 1, o)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &attention.Linear{Pair: p, Causal: causal}, nil
+	}
+	mp, err := features.New(features.Config{Kernel: v.kernel, Form: v.form, Features: m, Sampler: smp, Seed: seed}, d)
+	if err != nil {
+		return nil, err
+	}
+	return &attention.Linear{Map: mp, Causal: causal}, nil
 }
 
 // attRow is one line of the attention study, aggregated over seeds.
@@ -145,7 +173,7 @@ func newAttention() *cobra.Command {
 			for _, name := range strings.Split(variants, ",") {
 				v, ok := attVariants[strings.TrimSpace(name)]
 				if !ok {
-					return fmt.Errorf("unknown variant %q (want positive, hyperbolic, trig or relu)", name)
+					return fmt.Errorf("unknown variant %q (want positive, hyperbolic, trig, relu, angular or gaussian)", name)
 				}
 				vs = append(vs, v)
 			}
@@ -200,12 +228,12 @@ func newAttention() *cobra.Command {
 							row := &attRow{L: l, D: d, Variant: v.name, Sampler: smp.Name(), Features: m, Causal: causal, Seeds: seeds}
 							var rel float64
 							for s, r := range refs {
-								mp, err := features.New(features.Config{Kernel: v.kernel, Form: v.form, Features: m, Sampler: smp, Seed: seed + uint64(s)}, d)
+								lin, err := linearFor(v, m, d, smp, seed+uint64(s), causal)
 								if err != nil {
 									return err
 								}
 								t0 := time.Now()
-								out, err := (&attention.Linear{Map: mp, Causal: causal}).Apply(r.q, r.k, r.v)
+								out, err := lin.Apply(r.q, r.k, r.v)
 								if err != nil {
 									return err
 								}
@@ -265,7 +293,7 @@ func newAttention() *cobra.Command {
 	fl.StringVar(&lengths, "lengths", "1024", "sequence lengths L")
 	fl.IntVar(&d, "d", 16, "head dimension d")
 	fl.StringVar(&feats, "features", "16,64,256", "feature counts")
-	fl.StringVar(&variants, "variants", "positive,hyperbolic,trig,relu", "feature maps: positive, hyperbolic, trig, relu")
+	fl.StringVar(&variants, "variants", "positive,hyperbolic,trig,relu", "feature maps: positive, hyperbolic, trig, relu, angular, gaussian (hybrids FLOP-matched to m)")
 	fl.StringVar(&samplers, "samplers", "orf", "projection samplers")
 	fl.IntVar(&seeds, "seeds", 5, "seeds (independent Q, K, V and projections)")
 	fl.Uint64Var(&seed, "seed", 0, "base seed")

@@ -198,3 +198,48 @@ func TestAttentionCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestEstimateCommand(t *testing.T) {
+	out, err := run(t, "estimate", "--draws", "20", "--estimator", "trig,positive,angular,gaussian", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 4*39 {
+		t.Fatalf("estimate --json: %v, %d rows", err, len(rows))
+	}
+	dir := t.TempDir()
+	csv := letterCSV(t, dir, "l.csv", 0, 300)
+	out, err = run(t, "estimate", "--data", csv, "--pairs", "20", "--features", "64", "--estimator", "angular",
+		"--sampler", "orf", "--draws", "5", "--seed", "3", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("estimate --data --json printed %q: %v", out, err)
+	}
+	for _, k := range []string{"mse", "mse_std"} {
+		if v, ok := r[k].(float64); !ok || v < 0 {
+			t.Errorf("%s = %v", k, r[k])
+		}
+	}
+	if _, err := run(t, "estimate", "--study", "softmax", "--estimator", "positive,trig", "--d", "8", "--json"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"estimate", "--estimator", "magic"}, "unknown estimator"},
+		{[]string{"estimate", "--features", "0"}, "--features"},
+		{[]string{"estimate", "--study", "data"}, "--data"},
+		{[]string{"estimate", "--study", "other"}, "unknown --study"},
+		{[]string{"estimate", "--norms", "-1"}, "--norms"},
+		{[]string{"estimate", "--draws", "1"}, "--draws"},
+	} {
+		if _, err := run(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+	}
+}
