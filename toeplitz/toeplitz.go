@@ -178,19 +178,39 @@ func (op *Operator) Apply(x *mat.Dense) (*mat.Dense, error) {
 }
 
 // applyColumns runs f on every column of x in parallel (one FFT workspace
-// of length l per worker) and gathers the outputs.
+// of length l per worker) and gathers the outputs. The input is transposed
+// once in cache-sized blocks so that every channel is a contiguous slice;
+// reading an n×d row-major matrix column by column would miss the cache
+// on every element.
 func applyColumns(x *mat.Dense, f func(ws *workspace, l int, col, out []float64), l int) *mat.Dense {
 	n, d := x.Dims()
-	y := mat.NewDense(n, d, nil)
+	xt := transpose(x.RawMatrix().Data, n, d, x.RawMatrix().Stride)
+	yt := make([]float64, d*n)
 	wss := make([]*workspace, parallel.Workers(d))
-	parallel.Chunks(d, 1, func(w, lo, _ int) {
+	parallel.Chunks(d, 1, func(w, c, _ int) {
 		if wss[w] == nil {
 			wss[w] = newWorkspace(l)
 		}
-		col := mat.Col(nil, lo, x)
-		out := make([]float64, n)
-		f(wss[w], lo, col, out)
-		y.SetCol(lo, out)
+		f(wss[w], c, xt[c*n:(c+1)*n], yt[c*n:(c+1)*n])
 	})
-	return y
+	return mat.NewDense(n, d, transpose(yt, d, n, n))
+}
+
+// transpose returns the c×r transpose of the r×c row-major matrix a (row
+// stride s), in 64×64 blocks.
+func transpose(a []float64, r, c, s int) []float64 {
+	out := make([]float64, r*c)
+	const b = 64
+	parallel.Chunks((r+b-1)/b, 1, func(_, bi, _ int) {
+		i0 := bi * b
+		for j0 := 0; j0 < c; j0 += b {
+			for i := i0; i < min(i0+b, r); i++ {
+				row := a[i*s:]
+				for j := j0; j < min(j0+b, c); j++ {
+					out[j*r+i] = row[j]
+				}
+			}
+		}
+	})
+	return out
 }

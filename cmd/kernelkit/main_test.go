@@ -243,3 +243,29 @@ func TestEstimateCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestToeplitzCommand(t *testing.T) {
+	out, err := run(t, "toeplitz", "--max-n", "1024", "--max-dense", "1024", "--d", "4", "--r", "16", "--m", "5", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("toeplitz --json: %v", err)
+	}
+	if tm, ok := rep["timing"].([]any); !ok || len(tm) != 2 {
+		t.Errorf("timing rows: %v", rep["timing"])
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"toeplitz", "--lambda", "1.5"}, "--lambda"},
+		{[]string{"toeplitz", "--r", "1"}, "r ≥ 2"},
+		{[]string{"toeplitz", "--max-n", "100"}, "--max-n"},
+	} {
+		if _, err := run(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+	}
+}
