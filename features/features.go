@@ -78,6 +78,24 @@ type Map struct {
 	normCoef float64
 	// logPre is log of the constant prefactor (√2, 1/√2, …) times 1/√m.
 	logPre float64
+	// proj, if set, computes the projection XWᵀ instead of GEMM (e.g. an
+	// emulated analog accelerator); everything after it stays the same.
+	proj Projector
+}
+
+// Projector computes the projection A = XWᵀ (n×m) of a batch of rows.
+// ProjectFrom receives the index of the batch's first row, for projectors
+// whose noise depends on the row.
+type Projector interface {
+	ProjectFrom(dst, x *mat.Dense, offset int) error
+}
+
+// WithProjector returns a copy of the map whose projection is computed by
+// p (which must hold this map's W) instead of a matrix product.
+func (mp *Map) WithProjector(p Projector) *Map {
+	c := *mp
+	c.proj = p
+	return &c
 }
 
 // Spec is the serialisable description of a Map: the configuration plus
@@ -355,9 +373,16 @@ func (mp *Map) transform(dst, x *mat.Dense, logScale []float64) error {
 	workers := parallel.Workers((n + chunkRows - 1) / chunkRows)
 	bufs := make([]scratch, workers)
 	overflow := make([]bool, workers)
+	var projected *mat.Dense
+	if mp.proj != nil {
+		projected = mat.NewDense(n, mp.m, nil)
+		if err := mp.proj.ProjectFrom(projected, x, 0); err != nil {
+			return err
+		}
+	}
 	parallel.Chunks(n, chunkRows, func(wk, lo, hi int) {
 		sc := &bufs[wk]
-		if !mp.chunk(sc, dst, x, lo, hi, logScale) {
+		if !mp.chunk(sc, dst, x, lo, hi, logScale, projected) {
 			overflow[wk] = true
 		}
 	})
@@ -406,10 +431,16 @@ func (mp *Map) project(sc *scratch, x *mat.Dense, lo, hi int) []float64 {
 	return a
 }
 
-// chunk transforms rows [lo, hi); it reports false on overflow.
-func (mp *Map) chunk(sc *scratch, dst, x *mat.Dense, lo, hi int, logScale []float64) bool {
-	a := mp.project(sc, x, lo, hi)
+// chunk transforms rows [lo, hi); it reports false on overflow. projected,
+// if not nil, holds the whole batch's projection.
+func (mp *Map) chunk(sc *scratch, dst, x *mat.Dense, lo, hi int, logScale []float64, projected *mat.Dense) bool {
 	m := mp.m
+	var a []float64
+	if projected != nil {
+		a = projected.RawMatrix().Data[lo*m : hi*m]
+	} else {
+		a = mp.project(sc, x, lo, hi)
+	}
 	dr := dst.RawMatrix()
 	ok := true
 	for i := 0; i < hi-lo; i++ {
