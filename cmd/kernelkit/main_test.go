@@ -269,3 +269,34 @@ func TestToeplitzCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestAnalogCommand(t *testing.T) {
+	dir := t.TempDir()
+	csv := letterCSV(t, dir, "l.csv", 0, 400)
+	out, err := run(t, "analog", "--data", csv, "--kernels", "rbf,arccos0", "--samplers", "iid", "--ratios", "1", "--seeds", "1", "--no-attention", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("analog --json: %v", err)
+	}
+	ridge, _ := rep["ridge"].([]any)
+	cost, _ := rep["cost"].([]any)
+	if len(ridge) != 2 || len(cost) != 8 {
+		t.Errorf("%d ridge rows and %d cost rows", len(ridge), len(cost))
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"analog", "--kernels", "poly", "--no-attention", "--no-cost"}, "unknown analog kernel"},
+		{[]string{"analog", "--seeds", "0"}, "--seeds"},
+		{[]string{"analog", "--ratios", "x"}, "--ratios"},
+		{[]string{"analog", "--t-inference", "-1"}, "--t-inference"},
+	} {
+		if _, err := run(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+	}
+}
