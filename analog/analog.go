@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -36,13 +37,18 @@ type Config struct {
 	ADCRange float64
 	// Affine enables the digital per-column scale and offset correction.
 	Affine bool
+	// InputQuantile sets each tile's INT8 input range to this quantile of
+	// |x| over the calibration inputs on its rows (default 0.999; 1 uses
+	// the maximum). Larger inputs saturate. With heavy-tailed inputs the
+	// maximum wastes most of the 8 bits on rare outliers.
+	InputQuantile float64
 	// Seed seeds every random draw.
 	Seed uint64
 }
 
 // Ideal returns a configuration with every noise source off (INT8 inputs
-// only).
-func Ideal() Config { return Config{} }
+// only, range set by the largest calibration input).
+func Ideal() Config { return Config{InputQuantile: 1} }
 
 // PCM returns the full emulation: programming noise, drift, read noise,
 // 8-bit ADC and the affine correction, read one hour after programming.
@@ -66,6 +72,9 @@ func (c *Config) defaults() error {
 	if c.ADCRange == 0 {
 		c.ADCRange = 1.0 / 16
 	}
+	if c.InputQuantile == 0 {
+		c.InputQuantile = 0.999
+	}
 	for _, p := range []*float64{&c.ProgScale, &c.DriftScale, &c.ReadScale} {
 		if *p == 0 {
 			*p = 1
@@ -82,6 +91,8 @@ func (c *Config) defaults() error {
 		return errors.New("analog: ADC noise, inference time and ADC range must be non-negative (range positive)")
 	case c.ProgScale < 0 || c.DriftScale < 0 || c.ReadScale < 0:
 		return errors.New("analog: noise scales must be non-negative")
+	case !(c.InputQuantile > 0 && c.InputQuantile <= 1):
+		return fmt.Errorf("analog: input quantile must lie in (0, 1], got %v", c.InputQuantile)
 	}
 	return nil
 }
@@ -163,11 +174,16 @@ func Program(w *mat.Dense, calib *mat.Dense, cfg Config) (*Crossbar, error) {
 	for r0 := 0; r0 < d; r0 += cfg.TileRows {
 		r1 := min(r0+cfg.TileRows, d)
 		// Per-tile input scale from the calibration inputs.
-		var s float64
+		abs := make([]float64, 0, nc*(r1-r0))
 		for i := 0; i < nc; i++ {
 			for _, v := range calib.RawRowView(i)[r0:r1] {
-				s = math.Max(s, math.Abs(v))
+				abs = append(abs, math.Abs(v))
 			}
+		}
+		sort.Float64s(abs)
+		s := abs[min(len(abs)-1, int(math.Ceil(cfg.InputQuantile*float64(len(abs))))-1)]
+		if s == 0 {
+			s = abs[len(abs)-1]
 		}
 		if s == 0 {
 			s = 1

@@ -9,9 +9,9 @@
 //   - The projection W (m×d) is stored transposed, inputs along crossbar
 //     rows and features along columns, cut into 256×256 tiles; partial sums
 //     of the tiles along the input dimension are added digitally.
-//   - Inputs are quantised to INT8 with a fixed per-tile scale (the largest
-//     magnitude among calibration inputs on the tile's rows; larger inputs
-//     saturate).
+//   - Inputs are quantised to INT8 with a fixed per-tile scale: a high
+//     quantile (0.999 by default, Config.InputQuantile) of the calibration
+//     inputs' magnitudes on the tile's rows; larger inputs saturate.
 //   - Each weight is a differential pair of PCM conductances G⁺ − G⁻ (one
 //     device per sign; the HERMES chip uses two per sign). Each column has
 //     its own conductance scale, chosen from calibration inputs so that the
