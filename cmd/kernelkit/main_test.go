@@ -300,3 +300,38 @@ func TestAnalogCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestSNNKCommand(t *testing.T) {
+	out, err := run(t, "snnk", "--features", "8,64", "--draws", "20", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 4 {
+		t.Fatalf("snnk pointwise: %v, %d rows", err, len(rows))
+	}
+	if _, err := run(t, "snnk", "--study", "bundle", "--features", "8", "--json"); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	csv := letterCSV(t, dir, "l.csv", 0, 300)
+	out, err = run(t, "snnk", "--study", "classify", "--data", csv, "--seeds", "1", "--epochs", "2", "--hidden", "8", "--m", "4", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 4 {
+		t.Fatalf("snnk classify: %v, %d rows", err, len(rows))
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"snnk", "--study", "other"}, "unknown --study"},
+		{[]string{"snnk", "--draws", "1"}, "--draws"},
+		{[]string{"snnk", "--features", "0"}, "--features"},
+	} {
+		if _, err := run(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+	}
+}
