@@ -23,7 +23,7 @@ type SKIErrorReport struct {
 }
 
 // SKIError measures the SKI error for an n×n Toeplitz matrix of a smooth
-// kernel k with |k''| ≤ d2max, on r evenly spaced inducing points. It uses
+// kernel k with |k”| ≤ d2max, on r evenly spaced inducing points. It uses
 // dense SVDs: O(n³).
 func SKIError(k func(t float64) float64, d2max float64, n, r int) (*SKIErrorReport, error) {
 	if !(d2max >= 0) {
@@ -128,7 +128,7 @@ func ImpulseResponse(name string, hidden []int, n int, seed uint64) (*Decay, err
 }
 
 // Matern52 returns the Matérn 5/2 kernel (1 + √5ρ + 5ρ²/3)·exp(−√5ρ),
-// ρ = |t|/ℓ: twice continuously differentiable with max |k''| = 5/(3ℓ²),
+// ρ = |t|/ℓ: twice continuously differentiable with max |k”| = 5/(3ℓ²),
 // the smooth test kernel of the SKI error study.
 func Matern52(ell float64) func(t float64) float64 {
 	return func(t float64) float64 {

@@ -113,12 +113,12 @@ func (w *Weights) Dense() *mat.Dense {
 // SKI is the sparse plus low-rank Toeplitz operator of Algorithm 1: per
 // channel, T_sparse x + W A Wᵀ x.
 type SKI struct {
-	n, r    int
-	w       *Weights
+	n, r int
+	w    *Weights
 	// For linear interpolation: left inducing index and right weight of
 	// each observation (flat, for the O(n) passes).
-	left  []int32
-	right []float64
+	left    []int32
+	right   []float64
 	aSpecs  []*Spectrum
 	filters [][]float64
 }
@@ -186,7 +186,7 @@ func (s *SKI) Apply(x *mat.Dense) (*mat.Dense, error) {
 			}
 		}
 		ws.mul(az, z, s.aSpecs[ch].c, s.r) // A(Wᵀx)
-		for i := range out { // W(AWᵀx)
+		for i := range out {               // W(AWᵀx)
 			var acc float64
 			for k, j := range s.w.Idx[i] {
 				acc += s.w.W[i][k] * az[j]
