@@ -105,6 +105,9 @@ func Train(cfg Config, xtr *mat.Dense, ytr []int, xte *mat.Dense, yte []int) (*R
 	ds = ds.WithRand(rand.New(rand.NewSource(cfg.Seed))).Infinite(true).Shuffle().BatchSize(min(cfg.BatchSize, n), true)
 	ctx := context.New()
 	ctx.SetParam(optimizers.ParamLearningRate, cfg.LearningRate)
+	// Seed the variable initialisers (GoMLX otherwise draws a random seed)
+	// and the graph's random state.
+	ctx.SetParam(context.ParamInitialSeed, cfg.Seed)
 	ctx.SetRNGStateFromSeed(cfg.Seed)
 	model := func(ctx *context.Context, _ any, inputs []*graph.Node) []*graph.Node {
 		h := layers.Dense(ctx.In("first"), inputs[0], cfg.FirstBias, cfg.Hidden)
