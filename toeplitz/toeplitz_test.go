@@ -333,3 +333,20 @@ func TestBadParameters(t *testing.T) {
 		t.Error("n = 0 accepted")
 	}
 }
+
+// TestTNNKernels: the baseline's coefficients are λ^|k|·RPE_l(k/n).
+func TestTNNKernels(t *testing.T) {
+	m, _ := NewMLP([]int{8}, 3, ReLU, 5)
+	ts, err := TNNKernels(m, 20, 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l, tp := range ts {
+		for _, k := range []int{-19, -3, 0, 7, 19} {
+			want := math.Pow(0.9, math.Abs(float64(k))) * m.Eval(float64(k)/20)[l]
+			if math.Abs(tp.Coef(k)-want) > 1e-15 {
+				t.Fatalf("channel %d, offset %d: %v, want %v", l, k, tp.Coef(k), want)
+			}
+		}
+	}
+}
