@@ -343,7 +343,7 @@ func TestTNNKernels(t *testing.T) {
 	}
 	for l, tp := range ts {
 		for _, k := range []int{-19, -3, 0, 7, 19} {
-			want := math.Pow(0.9, math.Abs(float64(k))) * m.Eval(float64(k)/20)[l]
+			want := math.Pow(0.9, math.Abs(float64(k))) * m.Eval(float64(k) / 20)[l]
 			if math.Abs(tp.Coef(k)-want) > 1e-15 {
 				t.Fatalf("channel %d, offset %d: %v, want %v", l, k, tp.Coef(k), want)
 			}
