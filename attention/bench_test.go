@@ -2,21 +2,14 @@ package attention
 
 import (
 	"fmt"
-	"os"
 	"testing"
 
-	"github.com/kernelkit/kernelkit/backend"
 	"github.com/kernelkit/kernelkit/features"
+	"github.com/kernelkit/kernelkit/internal/testblas"
 	"github.com/kernelkit/kernelkit/sampler"
 )
 
-// TestMain installs OpenBLAS when available unless KERNELKIT_BLAS=gonum.
-func TestMain(m *testing.M) {
-	if err := backend.UseOpenBLAS(); err != nil {
-		fmt.Fprintln(os.Stderr, "attention tests: pure-Go BLAS:", err)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testblas.Main(m, "attention") }
 
 // BenchmarkAttention times exact and linear (positive ORF features, m = 256)
 // attention, d = 64, bidirectional and causal. `kernelkit attention

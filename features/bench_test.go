@@ -2,23 +2,14 @@ package features
 
 import (
 	"fmt"
-	"os"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/kernelkit/kernelkit/backend"
+	"github.com/kernelkit/kernelkit/internal/testblas"
 )
 
-// TestMain installs OpenBLAS when it is available, unless
-// KERNELKIT_BLAS=gonum; the tests and benchmarks then run on that backend.
-func TestMain(m *testing.M) {
-	if err := backend.UseOpenBLAS(); err != nil {
-		fmt.Fprintln(os.Stderr, "features tests: pure-Go BLAS:", err)
-	}
-	fmt.Fprintln(os.Stderr, "features tests: BLAS backend", backend.Name())
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testblas.Main(m, "features") }
 
 // BenchmarkTransform measures each feature map on a letter-sized batch:
 // 20000 rows of dimension 16 to D = 1024 features, and a wider projection

@@ -2,20 +2,14 @@ package hybrid
 
 import (
 	"fmt"
-	"os"
 	"testing"
 
-	"github.com/kernelkit/kernelkit/backend"
 	"github.com/kernelkit/kernelkit/features"
+	"github.com/kernelkit/kernelkit/internal/testblas"
 	"github.com/kernelkit/kernelkit/sampler"
 )
 
-func TestMain(m *testing.M) {
-	if err := backend.UseOpenBLAS(); err != nil {
-		fmt.Fprintln(os.Stderr, "hybrid tests: pure-Go BLAS:", err)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testblas.Main(m, "hybrid") }
 
 // BenchmarkBuild compares building Θ(mn)-dimensional hybrid features, cost
 // O(nd + md + mn) per row (HRF App. L), with a plain positive map of the

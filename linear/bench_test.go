@@ -2,19 +2,12 @@ package linear
 
 import (
 	"fmt"
-	"os"
 	"testing"
 
-	"github.com/kernelkit/kernelkit/backend"
+	"github.com/kernelkit/kernelkit/internal/testblas"
 )
 
-// TestMain installs OpenBLAS when available unless KERNELKIT_BLAS=gonum.
-func TestMain(m *testing.M) {
-	if err := backend.UseOpenBLAS(); err != nil {
-		fmt.Fprintln(os.Stderr, "linear tests: pure-Go BLAS:", err)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testblas.Main(m, "linear") }
 
 // BenchmarkAccumulate measures Stats.Add on 2048-row chunks of D features
 // and 26 targets (one core); GFLOP/s counts n·D² for the SYRK and 2·n·D·K

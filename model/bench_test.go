@@ -3,22 +3,14 @@ package model
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 
-	"github.com/kernelkit/kernelkit/backend"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
+	"github.com/kernelkit/kernelkit/internal/testblas"
 )
 
-// TestMain installs OpenBLAS when available unless KERNELKIT_BLAS=gonum.
-func TestMain(m *testing.M) {
-	if err := backend.UseOpenBLAS(); err != nil {
-		fmt.Fprintln(os.Stderr, "model tests: pure-Go BLAS:", err)
-	}
-	fmt.Fprintln(os.Stderr, "model tests: BLAS backend", backend.Name())
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testblas.Main(m, "model") }
 
 // BenchmarkLetterFitPredict times the reference job: standardise, 512 RBF
 // features, ridge classifier fit on 16000 rows, predict 4000 rows.

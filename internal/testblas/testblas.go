@@ -1,0 +1,22 @@
+// Package testblas is the shared TestMain of kernelkit's packages: it
+// installs the OpenBLAS backend when it loads, unless KERNELKIT_BLAS=gonum,
+// and reports on standard error which backend the tests and benchmarks
+// run on. CI runs the suite once each way.
+package testblas
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/kernelkit/kernelkit/backend"
+)
+
+// Main installs the backend and runs the tests of package pkg.
+func Main(m *testing.M, pkg string) {
+	if err := backend.UseOpenBLAS(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s tests: pure-Go BLAS (%v)\n", pkg, err)
+	}
+	fmt.Fprintf(os.Stderr, "%s tests: BLAS backend %s\n", pkg, backend.Name())
+	os.Exit(m.Run())
+}
