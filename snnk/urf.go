@@ -52,6 +52,9 @@ type URF struct {
 	d, m int
 	a    float64    // A in Λ_g
 	g    *mat.Dense // m×d
+	// paired: atom i uses only Gaussian vector i (one (ξ, g) sample per
+	// feature, for sampled spectra); otherwise every atom uses every g.
+	paired bool
 }
 
 // NewURF draws m Gaussian vectors for inputs of dimension d. A must be
@@ -77,8 +80,13 @@ func NewURF(f Activation, d, m int, a float64, smp sampler.Sampler, seed uint64)
 	return &URF{f: f, d: d, m: m, a: a, g: g}, nil
 }
 
-// Dim returns the feature dimension 2·K·M.
-func (u *URF) Dim() int { return 2 * len(u.f) * u.m }
+// Dim returns the feature dimension 2·K·M (2·M when paired).
+func (u *URF) Dim() int {
+	if u.paired {
+		return 2 * u.m
+	}
+	return 2 * len(u.f) * u.m
+}
 
 // InputDim returns d.
 func (u *URF) InputDim() int { return u.d }
@@ -120,8 +128,11 @@ func (u *URF) side(dst, x *mat.Dense, b []float64, input bool) error {
 			g2[i] += v * v
 		}
 	}
-	k := len(u.f)
+	half := u.Dim() / 2
 	inv := 1 / math.Sqrt(float64(u.m))
+	if u.paired {
+		inv = 1 // the atoms' coefficients carry the 1/m of the average
+	}
 	for r := 0; r < n; r++ {
 		row := x.RawRowView(r)
 		var v2 float64
@@ -143,16 +154,20 @@ func (u *URF) side(dst, x *mat.Dense, b []float64, input bool) error {
 					coef *= cmplx.Exp(complex(0, at.S*b[r]))
 				}
 			}
-			for i := 0; i < u.m; i++ {
+			lo, hi, pos := 0, u.m, a*u.m
+			if u.paired {
+				lo, hi, pos = a, a+1, a
+			}
+			for i := lo; i < hi; i++ {
 				z := coef * cmplx.Exp(u.logLambda(c, gx.At(r, i), g2[i], v2)) * complex(inv, 0)
 				if cmplx.IsInf(z) || cmplx.IsNaN(z) {
 					return errors.New("snnk: URF feature overflows float64 (input norm too large for this A)")
 				}
-				out[a*u.m+i] = real(z)
+				out[pos+i-lo] = real(z)
 				if input {
-					out[k*u.m+a*u.m+i] = imag(z)
+					out[half+pos+i-lo] = imag(z)
 				} else {
-					out[k*u.m+a*u.m+i] = -imag(z)
+					out[half+pos+i-lo] = -imag(z)
 				}
 			}
 		}
@@ -170,11 +185,8 @@ type Spectral struct {
 	}) (s float64, c complex128)
 }
 
-// Atoms draws m frequencies and returns them as an Activation whose
-// coefficients carry the 1/m of the Monte Carlo average, so that the URF
-// of the result (with one Gaussian vector per atom, M = 1 per atom) is an
-// unbiased estimator. Use NewURF(f, d, 1, …) on the result with care:
-// NewSpectralURF does it properly.
+// atoms draws m frequencies and returns them as an Activation whose
+// coefficients carry the 1/m of the Monte Carlo average.
 func (sp Spectral) atoms(m int, seed uint64) Activation {
 	rng := sampler.NewRand(seed)
 	out := make(Activation, m)
@@ -196,8 +208,8 @@ var GaussianBump = Spectral{Draw: func(rng interface {
 
 // NewSpectralURF draws m frequencies s_i and m Gaussian vectors g_i and
 // pairs them: Φ(x)ᵀΨ(w, b) = Σ_i c_i/m · e^{i s_i b} Λ_{g_i}(i s_i x) Λ_{g_i}(w),
-// unbiased for f(wᵀx + b).
-func NewSpectralURF(sp Spectral, d, m int, a float64, seed uint64) (*PairedURF, error) {
+// unbiased for f(wᵀx + b); 2m features.
+func NewSpectralURF(sp Spectral, d, m int, a float64, seed uint64) (*URF, error) {
 	if d <= 0 || m <= 0 {
 		return nil, fmt.Errorf("snnk: dimension and features must be positive, got d=%d, m=%d", d, m)
 	}
@@ -205,44 +217,6 @@ func NewSpectralURF(sp Spectral, d, m int, a float64, seed uint64) (*PairedURF, 
 	if err != nil {
 		return nil, err
 	}
-	return &PairedURF{u}, nil
-}
-
-// PairedURF is a URF whose k-th atom uses only the k-th Gaussian vector
-// (one (ξ, g) sample per feature), as for sampled spectra.
-type PairedURF struct{ u *URF }
-
-// Dim returns 2m.
-func (p *PairedURF) Dim() int { return 2 * p.u.m }
-
-// InputDim returns d.
-func (p *PairedURF) InputDim() int { return p.u.d }
-
-// Input writes Φ(x).
-func (p *PairedURF) Input(dst, x *mat.Dense) error { return p.side(dst, x, nil, true) }
-
-// Params writes Ψ(w, b).
-func (p *PairedURF) Params(dst, w *mat.Dense, b []float64) error { return p.side(dst, w, b, false) }
-
-func (p *PairedURF) side(dst, x *mat.Dense, b []float64, input bool) error {
-	n, _ := x.Dims()
-	full := mat.NewDense(n, p.u.Dim(), nil)
-	if err := p.u.side(full, x, b, input); err != nil {
-		return err
-	}
-	m, k := p.u.m, len(p.u.f)
-	if r, c := dst.Dims(); r != n || c != 2*m {
-		return fmt.Errorf("snnk: destination is %d×%d, want %d×%d", r, c, n, 2*m)
-	}
-	// Keep the diagonal: atom i with Gaussian vector i. The 1/√m of the
-	// full map becomes 1/√m on m kept entries; rescale to the sum Σ_i.
-	f := math.Sqrt(float64(m))
-	for r := 0; r < n; r++ {
-		src, out := full.RawRowView(r), dst.RawRowView(r)
-		for i := 0; i < m; i++ {
-			out[i] = src[i*m+i] * f
-			out[m+i] = src[k*m+i*m+i] * f
-		}
-	}
-	return nil
+	u.paired = true
+	return u, nil
 }
