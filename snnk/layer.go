@@ -13,7 +13,7 @@ import (
 )
 
 // Towers is a pair of input and parameter towers: Input(x)ᵀParams(w, b)
-// estimates one layer output. URF, PairedURF and ReLU implement it.
+// estimates one layer output. URF and ReLU implement it.
 type Towers interface {
 	Dim() int
 	InputDim() int
