@@ -323,26 +323,44 @@ func (c *Clustered) side(dst, x *mat.Dense, query bool) error {
 	nq, _ := c.qc.Dims()
 	nk, _ := c.kc.Dims()
 	dst.Zero()
-	one := mat.NewDense(1, d, nil)
-	buf := mat.NewDense(1, c.blk, nil)
+	centres := c.kc
+	if query {
+		centres = c.qc
+	}
+	// Group the rows by nearest centre and transform each group at once.
+	nc, _ := centres.Dims()
+	groups := make([][]int, nc)
 	for r := 0; r < n; r++ {
-		copy(one.RawRowView(0), x.RawRowView(r))
-		out := dst.RawRowView(r)
-		if query {
-			i := Nearest(c.qc, x.RawRowView(r))
-			for j := 0; j < nk; j++ {
-				if err := c.ces[i][j].Query(buf, one); err != nil {
-					return err
-				}
-				copy(out[(i*nk+j)*c.blk:], buf.RawRowView(0))
+		a := Nearest(centres, x.RawRowView(r))
+		groups[a] = append(groups[a], r)
+	}
+	for a, rows := range groups {
+		if len(rows) == 0 {
+			continue
+		}
+		xa := mat.NewDense(len(rows), d, nil)
+		for k, r := range rows {
+			copy(xa.RawRowView(k), x.RawRowView(r))
+		}
+		buf := mat.NewDense(len(rows), c.blk, nil)
+		others := nk
+		if !query {
+			others = nq
+		}
+		for o := 0; o < others; o++ {
+			i, j := a, o
+			var err error
+			if query {
+				err = c.ces[i][j].Query(buf, xa)
+			} else {
+				i, j = o, a
+				err = c.ces[i][j].Key(buf, xa)
 			}
-		} else {
-			j := Nearest(c.kc, x.RawRowView(r))
-			for i := 0; i < nq; i++ {
-				if err := c.ces[i][j].Key(buf, one); err != nil {
-					return err
-				}
-				copy(out[(i*nk+j)*c.blk:], buf.RawRowView(0))
+			if err != nil {
+				return err
+			}
+			for k, r := range rows {
+				copy(dst.RawRowView(r)[(i*nk+j)*c.blk:], buf.RawRowView(k))
 			}
 		}
 	}
