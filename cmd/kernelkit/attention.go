@@ -177,13 +177,9 @@ func newAttention() *cobra.Command {
 				}
 				vs = append(vs, v)
 			}
-			var ss []sampler.Sampler
-			for _, name := range strings.Split(samplers, ",") {
-				s, err := sampler.ByName(strings.TrimSpace(name))
-				if err != nil {
-					return err
-				}
-				ss = append(ss, s)
+			ss, err := parseSamplers(samplers)
+			if err != nil {
+				return err
 			}
 			var fixed [3]*mat.Dense
 			if qPath != "" || kPath != "" || vPath != "" {

@@ -58,13 +58,9 @@ func newDemo() *cobra.Command {
 				}
 				ks = append(ks, dk)
 			}
-			var ss []sampler.Sampler
-			for _, s := range strings.Split(samplers, ",") {
-				smp, err := sampler.ByName(strings.TrimSpace(s))
-				if err != nil {
-					return err
-				}
-				ss = append(ss, smp)
+			ss, err := parseSamplers(samplers)
+			if err != nil {
+				return err
 			}
 			var ds []int
 			for _, c := range strings.Split(counts, ",") {

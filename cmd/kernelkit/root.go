@@ -14,6 +14,7 @@ import (
 
 	"github.com/kernelkit/kernelkit/backend"
 	"github.com/kernelkit/kernelkit/data"
+	"github.com/kernelkit/kernelkit/sampler"
 )
 
 // version is the program version, set at build time with -ldflags.
@@ -99,6 +100,19 @@ func readData(path, format, label string, noLabel bool) (*data.Dataset, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return d, nil
+}
+
+// parseSamplers parses a comma-separated list of sampler names.
+func parseSamplers(list string) ([]sampler.Sampler, error) {
+	var out []sampler.Sampler
+	for _, name := range strings.Split(list, ",") {
+		s, err := sampler.ByName(strings.TrimSpace(name))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // writeOut calls fn with the file at path, or with the command's standard
