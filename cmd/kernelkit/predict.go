@@ -179,6 +179,9 @@ func newTransform() *cobra.Command {
 						return err
 					}
 				} else if err := mp.Transform(z, ds.X); err != nil {
+					if errors.Is(err, features.ErrOverflow) {
+						return fmt.Errorf("%w; --scaled writes row-scaled features with a log_scale column", err)
+					}
 					return err
 				}
 			}
