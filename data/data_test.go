@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 func TestReadCSV(t *testing.T) {
@@ -112,5 +114,37 @@ func TestScalerAndSplit(t *testing.T) {
 	}
 	if _, _, err := (&Dataset{Y: []float64{0.5}}).Labels(); err == nil {
 		t.Error("fractional label accepted")
+	}
+}
+
+func TestScalerAccumulator(t *testing.T) {
+	d := Letter()
+	whole, _ := FitScaler(d.X)
+	var acc, other ScalerAccumulator
+	for lo := 0; lo < 20000; lo += 3001 {
+		hi := min(lo+3001, 20000)
+		dst := &acc
+		if (lo/3001)%2 == 1 {
+			dst = &other
+		}
+		if err := dst.Add(d.X.Slice(lo, hi, 0, 16).(*mat.Dense)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := acc.Merge(&other); err != nil {
+		t.Fatal(err)
+	}
+	s, err := acc.Scaler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range s.Mean {
+		if math.Abs(s.Mean[j]-whole.Mean[j]) > 1e-12 || math.Abs(s.Scale[j]-whole.Scale[j]) > 1e-12 {
+			t.Fatalf("column %d: streamed %v/%v, whole %v/%v", j, s.Mean[j], s.Scale[j], whole.Mean[j], whole.Scale[j])
+		}
+	}
+	var empty ScalerAccumulator
+	if _, err := empty.Scaler(); err == nil {
+		t.Error("empty accumulator gave a scaler")
 	}
 }

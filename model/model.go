@@ -90,6 +90,8 @@ type Model struct {
 	Linear  *linear.Model
 	// Scores holds the λ-selection scores, aligned with Grid, if any.
 	Grid, Scores []float64
+	// TrainRows is the number of training rows (not stored in model files).
+	TrainRows int
 }
 
 // DefaultGrid is the λ grid used by selection when none is given.
@@ -105,7 +107,7 @@ func Fit(ctx context.Context, opt Options, train *data.Dataset) (*Model, error) 
 	if !(opt.Lambda >= 0) || math.IsInf(opt.Lambda, 0) {
 		return nil, fmt.Errorf("model: lambda must be non-negative and finite, got %v", opt.Lambda)
 	}
-	m := &Model{Task: opt.Task, Columns: train.Names, Label: train.Label}
+	m := &Model{Task: opt.Task, Columns: train.Names, Label: train.Label, TrainRows: train.Rows()}
 	var targets *mat.Dense
 	switch opt.Task {
 	case Classification:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -168,3 +169,45 @@ func TestFitErrors(t *testing.T) {
 }
 
 func mathSin(x float64) float64 { return math.Sin(x) }
+
+// TestFitStreamEqualsFit: two streaming passes over CSV batches give the
+// model Fit gives on the same rows in memory.
+func TestFitStreamEqualsFit(t *testing.T) {
+	var csv strings.Builder
+	d := data.Letter()
+	csv.WriteString("a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,label\n")
+	for i := 0; i < 3000; i++ {
+		for j := 0; j < 16; j++ {
+			csv.WriteString(strconv.FormatFloat(d.X.At(i, j), 'g', -1, 64) + ",")
+		}
+		csv.WriteString(strconv.Itoa(int(d.Y[i])) + "\n")
+	}
+	text := csv.String()
+	open := func() (Batches, func() error, error) {
+		r, err := data.NewCSVReader(strings.NewReader(text), data.CSVOptions{})
+		return r, func() error { return nil }, err
+	}
+	train, _ := data.ReadCSV(strings.NewReader(text), data.CSVOptions{})
+	for _, sel := range []string{"", "kfold"} {
+		opt := Options{Task: Classification, Standardize: true, Lambda: 0.5, Select: sel, Folds: 3, ChunkRows: 700,
+			Features: features.Config{Kernel: "rbf", Gamma: 0.1, Features: 64, Seed: 2}}
+		a, err := Fit(context.Background(), opt, train)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := FitStream(context.Background(), opt, open, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !mat.EqualApprox(a.Linear.W, b.Linear.W, 1e-8) || a.Linear.Lambda != b.Linear.Lambda {
+			t.Errorf("select=%q: streamed model differs (λ %v vs %v)", sel, a.Linear.Lambda, b.Linear.Lambda)
+		}
+	}
+	bad := func() (Batches, func() error, error) {
+		r, err := data.NewCSVReader(strings.NewReader("a,label\n1,0.5\n"), data.CSVOptions{})
+		return r, func() error { return nil }, err
+	}
+	if _, err := FitStream(context.Background(), Options{Task: Classification, Features: features.Config{Kernel: "rbf", Gamma: 1, Features: 4}}, bad, nil); err == nil {
+		t.Error("fractional class label accepted")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -89,21 +90,31 @@ func evaluate(ctx context.Context, opt model.Options, train, test *data.Dataset)
 	if err != nil {
 		return nil, nil, err
 	}
+	r, err := score(m, opt, start, train.Rows(), train, test)
+	return r, m, err
+}
+
+// score evaluates a fitted model on test (or on train when test is nil);
+// seconds runs from start to the end of the prediction.
+func score(m *model.Model, opt model.Options, start time.Time, trainRows int, train, test *data.Dataset) (*result, error) {
 	eval := test
 	if eval == nil {
 		eval = train
 	}
-	if eval.Cols() != train.Cols() {
-		return nil, nil, fmt.Errorf("test data has %d feature columns, training data %d", eval.Cols(), train.Cols())
+	if eval == nil {
+		return nil, errors.New("no evaluation data")
+	}
+	if eval.Cols() != m.Map.InputDim() {
+		return nil, fmt.Errorf("evaluation data has %d feature columns, the model %d", eval.Cols(), m.Map.InputDim())
 	}
 	scores, err := m.Predict(eval.X)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	secs := time.Since(start).Seconds()
 	spec := m.Map.Spec()
 	r := &result{Kernel: spec.Kernel, Form: spec.Form, Sampler: spec.Sampler, Features: spec.Features,
-		Gamma: spec.Gamma, Lambda: m.Linear.Lambda, Task: string(opt.Task), TrainRows: train.Rows(),
+		Gamma: spec.Gamma, Lambda: m.Linear.Lambda, Task: string(opt.Task), TrainRows: trainRows,
 		Seconds: secs, Backend: backend.Name()}
 	if test != nil {
 		r.TestRows = test.Rows()
@@ -148,7 +159,7 @@ func evaluate(ctx context.Context, opt model.Options, train, test *data.Dataset)
 	} else {
 		r.GramError, r.GramRows = &ge, n
 	}
-	return r, m, nil
+	return r, nil
 }
 
 func argmax(s *mat.Dense) []int {
@@ -213,7 +224,7 @@ func newFit() *cobra.Command {
 	var train, test, label, format, out, task, sel string
 	var lambda float64
 	var folds int
-	var asJSON, noStd bool
+	var asJSON, noStd, stream bool
 	cmd := &cobra.Command{
 		Use:   "fit --train A.csv [--test B.csv] [flags]",
 		Short: "Fit a kernel ridge model on random features",
@@ -229,31 +240,40 @@ func newFit() *cobra.Command {
 			if !(lambda >= 0) || math.IsInf(lambda, 0) {
 				return fmt.Errorf("--lambda must be non-negative, got %v", lambda)
 			}
-			tr, err := readData(train, format, label, false)
-			if err != nil {
-				return err
-			}
 			var te *data.Dataset
+			var err error
 			if test != "" {
 				if te, err = readData(test, format, label, false); err != nil {
 					return err
 				}
 			}
-			t, err := parseTask(task, tr)
-			if err != nil {
-				return err
-			}
-			fc, err := ff.config(cmd, tr.Cols())
-			if err != nil {
-				return err
-			}
-			bar := newBar(tr.Rows(), "fit")
-			opt := model.Options{Task: t, Features: fc, Lambda: lambda, Select: sel, Folds: folds,
-				Standardize: !noStd, Progress: func(done, _ int) { _ = bar.Set(done) }}
-			r, m, err := evaluate(cmd.Context(), opt, tr, te)
-			_ = bar.Finish()
-			if err != nil {
-				return err
+			var r *result
+			var m *model.Model
+			if stream {
+				if r, m, err = fitStream(cmd, &ff, train, label, task, lambda, sel, folds, !noStd, te); err != nil {
+					return err
+				}
+			} else {
+				tr, err := readData(train, format, label, false)
+				if err != nil {
+					return err
+				}
+				t, err := parseTask(task, tr)
+				if err != nil {
+					return err
+				}
+				fc, err := ff.config(cmd, tr.Cols())
+				if err != nil {
+					return err
+				}
+				bar := newBar(tr.Rows(), "fit")
+				opt := model.Options{Task: t, Features: fc, Lambda: lambda, Select: sel, Folds: folds,
+					Standardize: !noStd, Progress: func(done, _ int) { _ = bar.Set(done) }}
+				r, m, err = evaluate(cmd.Context(), opt, tr, te)
+				_ = bar.Finish()
+				if err != nil {
+					return err
+				}
 			}
 			if out != "" {
 				if err := writeOut(cmd, out, m.Save); err != nil {
@@ -279,6 +299,7 @@ func newFit() *cobra.Command {
 	fl.StringVar(&sel, "select", "", "choose λ from a grid: gcv or kfold")
 	fl.IntVar(&folds, "folds", 5, "folds for --select kfold")
 	fl.BoolVar(&noStd, "no-standardize", false, "do not standardise features")
+	fl.BoolVar(&stream, "stream", false, "read the training CSV in two streaming passes (memory independent of the row count)")
 	fl.StringVar(&out, "model", "", "write the fitted model to this file")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
@@ -308,4 +329,54 @@ func printResult(w io.Writer, r *result, modelPath string) {
 	if modelPath != "" {
 		fmt.Fprintf(w, "model written to %s\n", modelPath)
 	}
+}
+
+// fitStream fits from a CSV file in two streaming passes (model.FitStream)
+// and scores on te, or on nothing but the Gram error of te when given.
+func fitStream(cmd *cobra.Command, ff *featureFlags, path, label, task string, lambda float64, sel string, folds int, std bool, te *data.Dataset) (*result, *model.Model, error) {
+	var t model.Task
+	switch task {
+	case "auto", "classification", "classify":
+		t = model.Classification
+	case "regression", "regress":
+		t = model.Regression
+	default:
+		return nil, nil, fmt.Errorf("unknown --task %q (want auto, classification or regression)", task)
+	}
+	var names []string
+	open := func() (model.Batches, func() error, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		r, err := data.NewCSVReader(f, data.CSVOptions{Label: label})
+		if err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		names = r.Names()
+		return r, f.Close, nil
+	}
+	if te == nil {
+		return nil, nil, errors.New("--stream needs --test (the training rows are not kept in memory)")
+	}
+	// Open once for the width, needed to default γ.
+	b, closeFn, err := open()
+	if err != nil {
+		return nil, nil, err
+	}
+	closeFn()
+	_ = b
+	fc, err := ff.config(cmd, len(names))
+	if err != nil {
+		return nil, nil, err
+	}
+	start := time.Now()
+	opt := model.Options{Task: t, Features: fc, Lambda: lambda, Select: sel, Folds: folds, Standardize: std}
+	m, err := model.FitStream(cmd.Context(), opt, open, names)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	r, err := score(m, opt, start, m.TrainRows, nil, te)
+	return r, m, err
 }

@@ -335,3 +335,27 @@ func TestSNNKCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestFitStream(t *testing.T) {
+	dir := t.TempDir()
+	train := letterCSV(t, dir, "train.csv", 0, 2000)
+	test := letterCSV(t, dir, "test.csv", 19000, 20000)
+	acc := func(extra ...string) float64 {
+		args := append([]string{"fit", "--train", train, "--test", test, "--features", "128", "--seed", "1", "--json"}, extra...)
+		out, err := run(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r map[string]any
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r["test_accuracy"].(float64)
+	}
+	if a, b := acc(), acc("--stream"); a != b {
+		t.Errorf("streamed fit accuracy %v, in-memory %v", b, a)
+	}
+	if _, err := run(t, "fit", "--train", train, "--stream"); err == nil || !strings.Contains(err.Error(), "--test") {
+		t.Errorf("--stream without --test: %v", err)
+	}
+}
