@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -359,3 +360,35 @@ func TestFitStream(t *testing.T) {
 		t.Errorf("--stream without --test: %v", err)
 	}
 }
+
+func TestFitLIBSVM(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := 0; i < 200; i++ {
+		x1, x2 := float64(i%10)/10, float64(i%7)/7
+		label := 0
+		if x1+x2 > 0.9 {
+			label = 1
+		}
+		b.WriteString(strings.Join([]string{itoa(label), "1:" + ftoa(x1), "2:" + ftoa(x2)}, " ") + "\n")
+	}
+	path := write(t, dir, "data.svm", b.String())
+	out, err := run(t, "fit", "--train", path, "--test", path, "--features", "64", "--gamma", "2", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if acc := r["test_accuracy"].(float64); acc < 0.9 {
+		t.Errorf("LIBSVM fit accuracy %v", acc)
+	}
+	bad := write(t, dir, "bad.svm", "1 1:0.5 1:0.3\n")
+	if _, err := run(t, "fit", "--train", bad); err == nil || !strings.Contains(err.Error(), "increasing") {
+		t.Errorf("bad LIBSVM: %v", err)
+	}
+}
+
+func itoa(i int) string     { return strconv.Itoa(i) }
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
