@@ -146,24 +146,45 @@ func Fit(ctx context.Context, opt Options, train *data.Dataset) (*Model, error) 
 		return nil, err
 	}
 	m.Map = mp
-	folds := 1
-	switch opt.Select {
-	case "", "gcv":
-	case "kfold":
-		folds = opt.Folds
-		if folds == 0 {
-			folds = 5
-		}
-		if folds < 2 || folds > train.Rows() {
-			return nil, fmt.Errorf("model: k-fold needs 2 ≤ folds ≤ rows, got %d", folds)
-		}
-	default:
-		return nil, fmt.Errorf("model: unknown lambda selection %q (want gcv or kfold)", opt.Select)
+	folds, err := opt.folds()
+	if err != nil {
+		return nil, err
+	}
+	if folds > train.Rows() {
+		return nil, fmt.Errorf("model: k-fold needs folds ≤ rows, got %d folds for %d rows", folds, train.Rows())
 	}
 	stats, err := Accumulate(ctx, mp, x, targets, folds, opt.ChunkRows, opt.Progress)
 	if err != nil {
 		return nil, err
 	}
+	if err := m.solve(opt, stats); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// folds returns the number of statistics partitions opt.Select needs: 1,
+// or the k of k-fold cross-validation (default 5).
+func (opt Options) folds() (int, error) {
+	switch opt.Select {
+	case "", "gcv":
+		return 1, nil
+	case "kfold":
+		k := opt.Folds
+		if k == 0 {
+			k = 5
+		}
+		if k < 2 {
+			return 0, fmt.Errorf("model: k-fold needs at least 2 folds, got %d", k)
+		}
+		return k, nil
+	}
+	return 0, fmt.Errorf("model: unknown lambda selection %q (want gcv or kfold)", opt.Select)
+}
+
+// solve chooses λ (opt.Lambda, or the grid value with the best GCV or
+// k-fold score) and fits the ridge model on the merged statistics.
+func (m *Model) solve(opt Options, stats []*linear.Stats) error {
 	lambda := opt.Lambda
 	if opt.Select != "" {
 		grid := opt.Grid
@@ -171,27 +192,27 @@ func Fit(ctx context.Context, opt Options, train *data.Dataset) (*Model, error) 
 			grid = DefaultGrid
 		}
 		var scores []float64
+		var err error
 		if opt.Select == "gcv" {
 			scores, err = linear.GCV(stats[0], grid, true)
 		} else {
 			scores, err = linear.KFold(stats, grid, true)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		lambda = linear.Best(grid, scores)
 		m.Grid, m.Scores = grid, scores
 	}
-	total := stats[0]
+	total := stats[0].Clone()
 	for _, s := range stats[1:] {
 		if err := total.Merge(s); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if m.Linear, err = linear.Fit(total, lambda, true); err != nil {
-		return nil, err
-	}
-	return m, nil
+	var err error
+	m.Linear, err = linear.Fit(total, lambda, true)
+	return err
 }
 
 // Accumulate transforms the rows of x with t and accumulates the

@@ -36,24 +36,14 @@ func FitStream(ctx context.Context, opt Options, open Opener, names []string) (*
 	if chunk <= 0 {
 		chunk = 2048
 	}
-	folds := 1
-	switch opt.Select {
-	case "", "gcv":
-	case "kfold":
-		folds = opt.Folds
-		if folds == 0 {
-			folds = 5
-		}
-		if folds < 2 {
-			return nil, fmt.Errorf("model: k-fold needs at least 2 folds, got %d", folds)
-		}
-	default:
-		return nil, fmt.Errorf("model: unknown lambda selection %q (want gcv or kfold)", opt.Select)
+	folds, err := opt.folds()
+	if err != nil {
+		return nil, err
 	}
 	// Pass 1: dimensions, classes, scaler.
 	var acc data.ScalerAccumulator
 	rows, d, k := 0, 0, 1
-	err := pass(open, chunk, func(x *mat.Dense, y []float64) error {
+	err = pass(open, chunk, func(x *mat.Dense, y []float64) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -160,31 +150,7 @@ func FitStream(ctx context.Context, opt Options, open Opener, names []string) (*
 	if err != nil {
 		return nil, err
 	}
-	lambda := opt.Lambda
-	if opt.Select != "" {
-		grid := opt.Grid
-		if len(grid) == 0 {
-			grid = DefaultGrid
-		}
-		var scores []float64
-		if opt.Select == "gcv" {
-			scores, err = linear.GCV(stats[0], grid, true)
-		} else {
-			scores, err = linear.KFold(stats, grid, true)
-		}
-		if err != nil {
-			return nil, err
-		}
-		lambda = linear.Best(grid, scores)
-		m.Grid, m.Scores = grid, scores
-	}
-	total := stats[0]
-	for _, s := range stats[1:] {
-		if err := total.Merge(s); err != nil {
-			return nil, err
-		}
-	}
-	if m.Linear, err = linear.Fit(total, lambda, true); err != nil {
+	if err := m.solve(opt, stats); err != nil {
 		return nil, err
 	}
 	return m, nil
