@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/internal/parallel"
 	"github.com/kernelkit/kernelkit/sampler"
 )
@@ -376,4 +377,23 @@ func (cb *Crossbar) fitAffine(w, calib *mat.Dense) error {
 		cb.b[j] = (sy - cb.a[j]*sx) / fn
 	}
 	return nil
+}
+
+// Projectors returns the projector factory of the feature-map contract
+// (features.NewProjector) that programs each projection matrix a map holds
+// onto its own emulated crossbar, calibrated on calib (rows of the map's
+// inputs). The k-th matrix programmed (in the order the map asks for them,
+// which is fixed) uses the seed cfg.Seed + k, so the same map and seed give
+// the same noise. With it, any projecting map — an RFF map, a hybrid
+// estimator, SNNK input towers — runs on the emulated hardware:
+//
+//	hw, err := features.WithProjectors(mp, analog.Projectors(calib, analog.PCM(1)))
+func Projectors(calib *mat.Dense, cfg Config) features.NewProjector {
+	var k uint64
+	return func(w *mat.Dense) (features.Projector, error) {
+		c := cfg
+		c.Seed += k
+		k++
+		return Program(w, calib, c)
+	}
 }

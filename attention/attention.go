@@ -154,30 +154,16 @@ func (a Kernelized) Apply(q, k, v *mat.Dense) (*mat.Dense, error) {
 	return out, nil
 }
 
-// ScaledTransformer is a feature map that can return row-scaled features
-// with their log-scales (features.Map implements it).
-type ScaledTransformer interface {
-	features.Transformer
-	TransformScaled(dst, x *mat.Dense) ([]float64, error)
-}
-
-// PairMap is an asymmetric feature map: queries and keys get different
-// features whose dot product estimates the kernel (package hybrid's Pair).
-type PairMap interface {
-	Dim() int
-	InputDim() int
-	Query(dst, x *mat.Dense) error
-	Key(dst, y *mat.Dense) error
-}
-
 // Linear is linear attention D̃⁻¹(Q'(K'ᵀV)) with a random feature map.
 type Linear struct {
 	// Map is applied to the scaled queries and keys. If it implements
-	// ScaledTransformer its scaled transform is used (stabilisation).
+	// features.ScaledTransformer its scaled transform is used
+	// (stabilisation).
 	Map features.Transformer
 	// Pair, if set instead of Map, gives asymmetric query and key features
-	// (hybrid random features); no row scaling is applied to them.
-	Pair PairMap
+	// (hybrid random features); no row scaling is applied to them. A pair
+	// made by features.Symmetric is treated as its map.
+	Pair features.Pair
 	// Causal selects unidirectional attention by prefix sums.
 	Causal bool
 	// Chunk is the block size of the causal form (default 64; 1 is the
@@ -195,11 +181,20 @@ type Linear struct {
 // when the map is not a ScaledTransformer).
 func (a *Linear) features(x *mat.Dense, query bool) (*mat.Dense, []float64, error) {
 	n, d := x.Dims()
+	mp, pair := a.Map, a.Pair
+	if pair != nil {
+		if t, ok := features.AsTransformer(pair); ok {
+			mp, pair = t, nil
+		}
+	}
+	if mp == nil && pair == nil {
+		return nil, nil, errors.New("attention: linear attention has no feature map")
+	}
 	in := 0
-	if a.Pair != nil {
-		in = a.Pair.InputDim()
+	if pair != nil {
+		in = pair.InputDim()
 	} else {
-		in = a.Map.InputDim()
+		in = mp.InputDim()
 	}
 	if d != in {
 		return nil, nil, fmt.Errorf("attention: inputs have %d columns, feature map expects %d", d, in)
@@ -209,19 +204,19 @@ func (a *Linear) features(x *mat.Dense, query bool) (*mat.Dense, []float64, erro
 		xs = mat.NewDense(n, d, nil)
 		xs.Scale(math.Pow(float64(d), -0.25), x)
 	}
-	if a.Pair != nil {
-		z := mat.NewDense(n, a.Pair.Dim(), nil)
+	if pair != nil {
+		z := mat.NewDense(n, pair.Dim(), nil)
 		if query {
-			return z, nil, a.Pair.Query(z, xs)
+			return z, nil, pair.Query(z, xs)
 		}
-		return z, nil, a.Pair.Key(z, xs)
+		return z, nil, pair.Key(z, xs)
 	}
-	z := mat.NewDense(n, a.Map.Dim(), nil)
-	if st, ok := a.Map.(ScaledTransformer); ok {
+	z := mat.NewDense(n, mp.Dim(), nil)
+	if st, ok := mp.(features.ScaledTransformer); ok {
 		s, err := st.TransformScaled(z, xs)
 		return z, s, err
 	}
-	return z, nil, a.Map.Transform(z, xs)
+	return z, nil, mp.Transform(z, xs)
 }
 
 func (a *Linear) eps() float64 {

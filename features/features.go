@@ -1,6 +1,7 @@
 package features
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -18,18 +19,6 @@ import (
 	"github.com/kernelkit/kernelkit/sampler"
 )
 
-// Transformer maps batches of rows to features. It is the small interface
-// that linear models and attention consume.
-type Transformer interface {
-	// Transform writes the features of the rows of x into the rows of dst,
-	// which must be n×Dim() for x of n×InputDim().
-	Transform(dst, x *mat.Dense) error
-	// Dim returns the output dimension D.
-	Dim() int
-	// InputDim returns the input dimension d.
-	InputDim() int
-}
-
 // Config describes a random feature map.
 type Config struct {
 	// Kernel is the kernel to estimate: "rbf" (also "gaussian"), "softmax",
@@ -44,7 +33,7 @@ type Config struct {
 	// Features is the output dimension D. For the sincos, trig and
 	// hyperbolic forms it must be even (m = D/2 projections).
 	Features int
-	// Sampler draws the projection; nil means iid Gaussian.
+	// Sampler draws the projection; nil means sampler.Default().
 	Sampler sampler.Sampler
 	// Seed seeds the projection and the bias.
 	Seed uint64
@@ -83,19 +72,41 @@ type Map struct {
 	proj Projector
 }
 
-// Projector computes the projection A = XWᵀ (n×m) of a batch of rows.
-// ProjectFrom receives the index of the batch's first row, for projectors
-// whose noise depends on the row.
-type Projector interface {
-	ProjectFrom(dst, x *mat.Dense, offset int) error
-}
-
 // WithProjector returns a copy of the map whose projection is computed by
 // p (which must hold this map's W) instead of a matrix product.
 func (mp *Map) WithProjector(p Projector) *Map {
 	c := *mp
 	c.proj = p
 	return &c
+}
+
+// WithProjectors returns a copy of the map whose projection is computed by
+// the projector np makes for its W (the projector seam, see Projectable).
+func (mp *Map) WithProjectors(np NewProjector) (Transformer, error) {
+	p, err := np(mp.w)
+	if err != nil {
+		return nil, err
+	}
+	return mp.WithProjector(p), nil
+}
+
+// SpecKind is the kind under which a Map's Spec is stored in model files.
+const SpecKind = "features"
+
+// EncodeSpec returns the map's Spec as JSON, under SpecKind.
+func (mp *Map) EncodeSpec() (string, json.RawMessage, error) {
+	b, err := json.Marshal(mp.spec)
+	return SpecKind, b, err
+}
+
+// DecodeSpec is the Decoder of SpecKind: it rebuilds a Map from its JSON
+// Spec, validating every field.
+func DecodeSpec(raw json.RawMessage) (Transformer, error) {
+	var s Spec
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("features: bad map spec: %w", err)
+	}
+	return FromSpec(s)
 }
 
 // Spec is the serialisable description of a Map: the configuration plus
@@ -181,10 +192,7 @@ func New(cfg Config, d int) (*Map, error) {
 			return nil, fmt.Errorf("features: rbf gamma must be positive and finite, got %v", cfg.Gamma)
 		}
 	}
-	s := cfg.Sampler
-	if s == nil {
-		s = sampler.Gaussian{}
-	}
+	s := sampler.Or(cfg.Sampler)
 	w, err := s.Sample(m, d, cfg.Seed)
 	if err != nil {
 		return nil, err
@@ -192,6 +200,47 @@ func New(cfg Config, d int) (*Map, error) {
 	if kname == "rbf" {
 		w.Scale(math.Sqrt(2*cfg.Gamma), w)
 	}
+	return fromW(cfg, kname, form, k, w, s.Name())
+}
+
+// FromProjection builds the map of cfg around a given projection w (m×d,
+// rows as drawn for a unit bandwidth: the rbf bandwidth √(2γ) is applied
+// here, as New does after sampling). cfg.Features must be m, or 2m for the
+// sincos, trig and hyperbolic forms; cfg.Sampler is ignored (its name is
+// recorded as "given"). The cos form draws its phases from cfg.Seed.
+func FromProjection(cfg Config, w *mat.Dense) (*Map, error) {
+	kname, form, k, err := resolve(cfg)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := w.Dims()
+	want := m
+	if k == kindSinCos || k == kindHyperbolic {
+		want = 2 * m
+	}
+	if cfg.Features != want {
+		return nil, fmt.Errorf("features: %d features requested, form %s with %d projections gives %d", cfg.Features, form, m, want)
+	}
+	if kname == "rbf" {
+		if !(cfg.Gamma > 0) || math.IsInf(cfg.Gamma, 0) {
+			return nil, fmt.Errorf("features: rbf gamma must be positive and finite, got %v", cfg.Gamma)
+		}
+	}
+	wc := mat.DenseCopyOf(w)
+	if kname == "rbf" {
+		wc.Scale(math.Sqrt(2*cfg.Gamma), wc)
+	}
+	name := "given"
+	if cfg.Sampler != nil {
+		name = cfg.Sampler.Name()
+	}
+	return fromW(cfg, kname, form, k, wc, name)
+}
+
+// fromW finishes New and FromProjection: w is m×d with the bandwidth
+// included.
+func fromW(cfg Config, kname, form string, k kind, w *mat.Dense, samplerName string) (*Map, error) {
+	m, d := w.Dims()
 	var b []float64
 	if k == kindCos {
 		rng := rand.New(rand.NewPCG(cfg.Seed, 0x62696173)) // independent stream for the bias
@@ -201,7 +250,7 @@ func New(cfg Config, d int) (*Map, error) {
 		}
 	}
 	spec := Spec{
-		Kernel: kname, Form: form, Features: cfg.Features, Sampler: s.Name(), Seed: cfg.Seed,
+		Kernel: kname, Form: form, Features: cfg.Features, Sampler: samplerName, Seed: cfg.Seed,
 		Float32: cfg.Float32, InputDim: d, M: m, W: w.RawMatrix().Data, B: b,
 	}
 	if kname == "rbf" {
@@ -332,19 +381,6 @@ func (mp *Map) TransformScaled(dst, x *mat.Dense) ([]float64, error) {
 	n, _ := x.Dims()
 	s := make([]float64, n)
 	return s, mp.transform(dst, x, s)
-}
-
-// Apply returns the n×D feature matrix of x.
-func Apply(t Transformer, x *mat.Dense) (*mat.Dense, error) {
-	n, _ := x.Dims()
-	if n == 0 {
-		return nil, errors.New("features: no rows to transform")
-	}
-	z := mat.NewDense(n, t.Dim(), nil)
-	if err := t.Transform(z, x); err != nil {
-		return nil, err
-	}
-	return z, nil
 }
 
 type scratch struct {

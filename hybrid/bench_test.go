@@ -25,7 +25,7 @@ func BenchmarkBuild(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("angular/M=%d/N=%d/dim=%d", c.m, c.n, h.Dim()), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				if _, err := Queries(h, x); err != nil {
+				if _, err := features.Queries(h, x); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -45,7 +45,7 @@ func BenchmarkBuild(b *testing.B) {
 	ce, _ := NewComplexExp(identityC(d), mustSample(256, d, 2))
 	b.Run("complexexp/m=256", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			if _, err := Queries(ce, x); err != nil {
+			if _, err := features.Queries(ce, x); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -7,6 +7,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/features"
+
 	"github.com/kernelkit/kernelkit/sampler"
 )
 
@@ -194,7 +196,7 @@ type Clustered struct {
 
 // NewClustered builds a clustered hybrid from query centres qc (nq×d) and
 // key centres kc (nk×d). With Lambda "gaussian" it returns an *HRF.
-func NewClustered(qc, kc *mat.Dense, o ClusterOptions) (Pair, error) {
+func NewClustered(qc, kc *mat.Dense, o ClusterOptions) (features.Pair, error) {
 	nq, d := qc.Dims()
 	nk, dk := kc.Dims()
 	if d != dk {
@@ -203,10 +205,7 @@ func NewClustered(qc, kc *mat.Dense, o ClusterOptions) (Pair, error) {
 	if o.M <= 0 {
 		return nil, fmt.Errorf("hybrid: number of projections must be positive, got %d", o.M)
 	}
-	smp := o.Sampler
-	if smp == nil {
-		smp = sampler.Gaussian{}
-	}
+	smp := sampler.Or(o.Sampler)
 	ces := make([][]*ComplexExp, nq)
 	for i := range ces {
 		ces[i] = make([]*ComplexExp, nk)
@@ -238,7 +237,7 @@ func NewClustered(qc, kc *mat.Dense, o ClusterOptions) (Pair, error) {
 	if o.N <= 0 || !(o.Tau > 0) {
 		return nil, fmt.Errorf("hybrid: Gaussian-mixture λs need N > 0 and τ > 0, got %d and %v", o.N, o.Tau)
 	}
-	var bases []Pair
+	var bases []features.Pair
 	var lambdas []Lambda
 	for i := 0; i < nq; i++ {
 		for j := 0; j < nk; j++ {
@@ -254,11 +253,11 @@ func NewClustered(qc, kc *mat.Dense, o ClusterOptions) (Pair, error) {
 			if err != nil {
 				return nil, err
 			}
-			g, err := mapFromW("rbf", "positive", 0.5, w, o.Seed, smp.Name())
+			g, err := mapFromW("rbf", "positive", 0.5, w, o.Seed, smp)
 			if err != nil {
 				return nil, err
 			}
-			lambdas = append(lambdas, Lambda{P: transformed{Symmetric{g}, qm, km}})
+			lambdas = append(lambdas, Lambda{P: transformed{features.Symmetric(g), qm, km}})
 		}
 	}
 	// The default base estimator takes the remaining weight 1 − Σλ̂.
@@ -266,17 +265,17 @@ func NewClustered(qc, kc *mat.Dense, o ClusterOptions) (Pair, error) {
 	if err != nil {
 		return nil, err
 	}
-	def, err := mapFromW("softmax", "trig", 0, w, o.Seed, smp.Name())
+	def, err := mapFromW("softmax", "trig", 0, w, o.Seed, smp)
 	if err != nil {
 		return nil, err
 	}
-	return New(append(bases, Symmetric{def}), lambdas)
+	return New(append(bases, features.Symmetric(def)), lambdas)
 }
 
 // transformed applies linear maps to queries (qm) and keys (km) before
 // the inner pair; a nil map is the identity.
 type transformed struct {
-	Pair
+	features.Pair
 	qm, km *mat.Dense
 }
 
@@ -296,6 +295,16 @@ func (t transformed) Key(dst, y *mat.Dense) error {
 	var u mat.Dense
 	u.Mul(y, t.km.T())
 	return t.Pair.Key(dst, &u)
+}
+
+// WithProjectors runs the inner pair on projectors made by np; the linear
+// maps before it stay exact.
+func (t transformed) WithProjectors(np features.NewProjector) (features.Pair, error) {
+	p, err := features.PairWithProjectors(t.Pair, np)
+	if err != nil {
+		return nil, err
+	}
+	return transformed{p, t.qm, t.km}, nil
 }
 
 // Dim returns nq·nk·2M.

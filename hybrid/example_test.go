@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/hybrid"
 	"github.com/kernelkit/kernelkit/sampler"
 )
@@ -17,7 +18,10 @@ func ExampleAngular() {
 	}
 	x := []float64{0.6, 0.8, 0}
 	for _, y := range [][]float64{{0.6, 0.8, 0}, {-0.6, -0.8, 0}} {
-		est, _ := hybrid.Estimate(h, x, y)
+		est, err := features.EstimatePair(h, x, y)
+		if err != nil {
+			panic(err)
+		}
 		exact := math.Exp(x[0]*y[0] + x[1]*y[1])
 		fmt.Printf("estimate %.6f, exact %.6f\n", est, exact)
 	}

@@ -15,18 +15,18 @@ import (
 // (HRF Eq. 10). P may be nil for a constant coefficient.
 type Lambda struct {
 	A float64
-	P Pair
+	P features.Pair
 }
 
 // HRF is the general hybrid estimator of HRF Eq. 8 as a Pair (Lemma 2.3).
 type HRF struct {
-	bases   []Pair
+	bases   []features.Pair
 	lambdas []Lambda
 	d, dim  int
 }
 
 // New combines p+1 base estimators with p λ-coefficient estimators.
-func New(bases []Pair, lambdas []Lambda) (*HRF, error) {
+func New(bases []features.Pair, lambdas []Lambda) (*HRF, error) {
 	if len(bases) < 1 || len(lambdas) != len(bases)-1 {
 		return nil, fmt.Errorf("hybrid: need p+1 base estimators for p λ-coefficients, got %d and %d", len(bases), len(lambdas))
 	}
@@ -75,7 +75,7 @@ func (h *HRF) side(dst, x *mat.Dense, query bool) error {
 	phis := make([]*mat.Dense, len(h.bases))
 	for k, b := range h.bases {
 		var err error
-		if phis[k], err = apply(b, x, query); err != nil {
+		if phis[k], err = side(b, x, query); err != nil {
 			return err
 		}
 	}
@@ -85,7 +85,7 @@ func (h *HRF) side(dst, x *mat.Dense, query bool) error {
 		sumA += l.A
 		if l.P != nil {
 			var err error
-			if rhos[k], err = apply(l.P, x, query); err != nil {
+			if rhos[k], err = side(l.P, x, query); err != nil {
 				return err
 			}
 		}
@@ -141,7 +141,7 @@ func (h *HRF) side(dst, x *mat.Dense, query bool) error {
 
 // scaled multiplies a Pair's query side by qs and key side by ks.
 type scaled struct {
-	Pair
+	features.Pair
 	qs, ks float64
 }
 
@@ -165,14 +165,23 @@ func (s scaled) Key(dst, y *mat.Dense) error {
 // (sgn(τ_iᵀz))_i, with the query side negated so that ρ₁(x)ᵀρ₂(y) =
 // −(1/2n)Σ sgn(τᵢᵀx)sgn(τᵢᵀy).
 type sgnPair struct {
-	tau *mat.Dense // n×d
+	tau  *mat.Dense // n×d
+	proj features.Projector
 }
 
 func (s sgnPair) Dim() int      { r, _ := s.tau.Dims(); return r }
 func (s sgnPair) InputDim() int { _, c := s.tau.Dims(); return c }
 func (s sgnPair) side(dst, x *mat.Dense, sign float64) error {
 	var p mat.Dense
-	p.Mul(x, s.tau.T())
+	if s.proj != nil {
+		r, _ := x.Dims()
+		p.ReuseAs(r, s.Dim())
+		if err := s.proj.ProjectFrom(&p, x, 0); err != nil {
+			return err
+		}
+	} else {
+		p.Mul(x, s.tau.T())
+	}
 	n, k := p.Dims()
 	c := sign / math.Sqrt(2*float64(k))
 	for i := 0; i < n; i++ {
@@ -216,15 +225,10 @@ func (o Options) check() error {
 	return nil
 }
 
-func (o Options) sampler() sampler.Sampler {
-	if o.Sampler == nil {
-		return sampler.Gaussian{}
-	}
-	return o.Sampler
-}
+func (o Options) sampler() sampler.Sampler { return sampler.Or(o.Sampler) }
 
 // bases returns the positive (hyperbolic) and trigonometric softmax maps.
-func (o Options) bases(d int) (pos, trig Pair, err error) {
+func (o Options) bases(d int) (pos, trig features.Pair, err error) {
 	s := o.sampler()
 	w1, err := s.Sample(o.M, d, o.Seed)
 	if err != nil {
@@ -236,34 +240,77 @@ func (o Options) bases(d int) (pos, trig Pair, err error) {
 			return nil, nil, err
 		}
 	}
-	p, err := mapFromW("softmax", "hyperbolic", 0, w1, o.Seed, s.Name())
+	p, err := mapFromW("softmax", "hyperbolic", 0, w1, o.Seed, s)
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := mapFromW("softmax", "trig", 0, w2, o.Seed+1, s.Name())
+	t, err := mapFromW("softmax", "trig", 0, w2, o.Seed+1, s)
 	if err != nil {
 		return nil, nil, err
 	}
-	return Symmetric{p}, Symmetric{t}, nil
+	return features.Symmetric(p), features.Symmetric(t), nil
 }
 
 // mapFromW builds a features.Map on a given projection (rows N(0, I), the
-// RBF bandwidth applied here).
-func mapFromW(kernelName, form string, gamma float64, w *mat.Dense, seed uint64, smp string) (*features.Map, error) {
-	m, d := w.Dims()
-	data := append([]float64(nil), w.RawMatrix().Data...)
-	if kernelName == "rbf" {
-		s := math.Sqrt(2 * gamma)
-		for i := range data {
-			data[i] *= s
-		}
-	}
+// RBF bandwidth applied by features.FromProjection).
+func mapFromW(kernelName, form string, gamma float64, w *mat.Dense, seed uint64, smp sampler.Sampler) (*features.Map, error) {
+	m, _ := w.Dims()
 	D := m
 	if form == "hyperbolic" || form == "trig" || form == "sincos" {
 		D = 2 * m
 	}
-	return features.FromSpec(features.Spec{Kernel: kernelName, Form: form, Gamma: gamma, Features: D,
-		Sampler: smp, Seed: seed, InputDim: d, M: m, W: data})
+	return features.FromProjection(features.Config{Kernel: kernelName, Form: form, Gamma: gamma, Features: D,
+		Sampler: smp, Seed: seed}, w)
+}
+
+// side applies the query or key side of p.
+func side(p features.Pair, x *mat.Dense, query bool) (*mat.Dense, error) {
+	if query {
+		return features.Queries(p, x)
+	}
+	return features.Keys(p, x)
+}
+
+// WithProjectors returns a copy of the estimator whose base and λ
+// estimators compute every projection with projectors made by np (the
+// projector seam of package features).
+func (h *HRF) WithProjectors(np features.NewProjector) (features.Pair, error) {
+	c := &HRF{d: h.d, dim: h.dim, bases: make([]features.Pair, len(h.bases)), lambdas: make([]Lambda, len(h.lambdas))}
+	for k, b := range h.bases {
+		var err error
+		if c.bases[k], err = features.PairWithProjectors(b, np); err != nil {
+			return nil, err
+		}
+	}
+	for k, l := range h.lambdas {
+		c.lambdas[k] = l
+		if l.P != nil {
+			var err error
+			if c.lambdas[k].P, err = features.PairWithProjectors(l.P, np); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return c, nil
+}
+
+// WithProjectors runs the inner pair on projectors made by np.
+func (s scaled) WithProjectors(np features.NewProjector) (features.Pair, error) {
+	p, err := features.PairWithProjectors(s.Pair, np)
+	if err != nil {
+		return nil, err
+	}
+	return scaled{p, s.qs, s.ks}, nil
+}
+
+// WithProjectors computes the sgn projections τx with a projector made by
+// np for τ.
+func (s sgnPair) WithProjectors(np features.NewProjector) (features.Pair, error) {
+	p, err := np(s.tau)
+	if err != nil {
+		return nil, err
+	}
+	return sgnPair{tau: s.tau, proj: p}, nil
 }
 
 // Angular returns the angular hybrid estimator (HRF Eq. 19): λ̂·SM̂⁺⁺ +
@@ -281,7 +328,7 @@ func Angular(d int, o Options) (*HRF, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New([]Pair{pos, trig}, []Lambda{{A: 0.5, P: sgnPair{tau}}})
+	return New([]features.Pair{pos, trig}, []Lambda{{A: 0.5, P: sgnPair{tau: tau}}})
 }
 
 // GaussianBipolar returns the normalised bipolar Gaussian hybrid of HRF
@@ -304,30 +351,28 @@ func GaussianBipolar(d int, sigma, r float64, o Options) (*HRF, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := mapFromW("rbf", "sincos", sigma*sigma/2, tau, o.Seed+2, o.sampler().Name())
+	g, err := mapFromW("rbf", "sincos", sigma*sigma/2, tau, o.Seed+2, o.sampler())
 	if err != nil {
 		return nil, err
 	}
 	s := 1 / math.Sqrt(rho)
-	return New([]Pair{pos, trig}, []Lambda{{A: 1 / rho, P: scaled{Symmetric{g}, -s, s}}})
+	return New([]features.Pair{pos, trig}, []Lambda{{A: 1 / rho, P: scaled{features.Symmetric(g), -s, s}}})
 }
 
 // GaussianLambda returns the Gaussian λ-coefficient estimator of HRF Eq. 20,
 // λ(x, y) = exp(−‖x + My‖²/(2c)), through N positive random features of
 // x/√c and −My/√c (M = nil means the identity).
-func GaussianLambda(d int, mtx *mat.Dense, c float64, n int, smp sampler.Sampler, seed uint64) (Pair, error) {
+func GaussianLambda(d int, mtx *mat.Dense, c float64, n int, smp sampler.Sampler, seed uint64) (features.Pair, error) {
 	if !(c > 0) || math.IsInf(c, 0) {
 		return nil, fmt.Errorf("hybrid: Gaussian λ width c must be positive, got %v", c)
 	}
-	if smp == nil {
-		smp = sampler.Gaussian{}
-	}
+	smp = sampler.Or(smp)
 	w, err := smp.Sample(n, d, seed)
 	if err != nil {
 		return nil, err
 	}
 	// exp(−‖x+My‖²/(2c)) is the RBF kernel with γ = 1/(2c) between x and −My.
-	g, err := mapFromW("rbf", "positive", 1/(2*c), w, seed, smp.Name())
+	g, err := mapFromW("rbf", "positive", 1/(2*c), w, seed, smp)
 	if err != nil {
 		return nil, err
 	}
@@ -342,7 +387,7 @@ func GaussianLambda(d int, mtx *mat.Dense, c float64, n int, smp sampler.Sampler
 		}
 		neg.Scale(-1, mtx)
 	}
-	return transformed{Symmetric{g}, nil, neg}, nil
+	return transformed{features.Symmetric(g), nil, neg}, nil
 }
 
 // Gaussian returns the bipolar Gaussian hybrid of HRF Eq. 20 with M = I:
@@ -360,5 +405,5 @@ func Gaussian(d int, c float64, o Options) (*HRF, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New([]Pair{pos, trig}, []Lambda{{A: 0, P: l}})
+	return New([]features.Pair{pos, trig}, []Lambda{{A: 0, P: l}})
 }

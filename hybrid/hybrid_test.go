@@ -6,6 +6,7 @@ import (
 	"math/cmplx"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/features"
@@ -27,7 +28,7 @@ func moments(v []float64) (mean, variance, m4 float64) {
 	return
 }
 
-func draws(t *testing.T, n int, build func(seed uint64) (Pair, error), x, y []float64) []float64 {
+func draws(t *testing.T, n int, build func(seed uint64) (features.Pair, error), x, y []float64) []float64 {
 	t.Helper()
 	out := make([]float64, n)
 	for s := range out {
@@ -35,7 +36,7 @@ func draws(t *testing.T, n int, build func(seed uint64) (Pair, error), x, y []fl
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out[s], err = Estimate(p, x, y); err != nil {
+		if out[s], err = features.EstimatePair(p, x, y); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -61,7 +62,7 @@ func checkUnbiased(t *testing.T, name string, est []float64, exact, mse float64)
 	}
 }
 
-func sm(x, y []float64) float64 { return math.Exp(dot(x, y)) }
+func sm(x, y []float64) float64 { return math.Exp(floats.Dot(x, y)) }
 
 func vecAt(d int, r, theta float64) (x, y []float64) {
 	// Two vectors of norm r at angle theta in the first two coordinates,
@@ -78,7 +79,7 @@ func TestComplexExpUnbiased(t *testing.T) {
 	a := []complex128{1 + 0.5i, 0.2, -0.3i, 0.1i, 0.8 - 0.2i, 0.3, 0.2, -0.1 + 0.1i, 1.1}
 	x := []float64{0.3, -0.2, 0.5}
 	y := []float64{-0.4, 0.1, 0.2}
-	est := draws(t, 4000, func(seed uint64) (Pair, error) {
+	est := draws(t, 4000, func(seed uint64) (features.Pair, error) {
 		w, _ := sampler.Gaussian{}.Sample(4, d, seed)
 		return NewComplexExp(a, w)
 	}, x, y)
@@ -98,9 +99,9 @@ func TestComplexExpSpecialCases(t *testing.T) {
 		iid[i*d+i] = 1i
 	}
 	ceI, _ := NewComplexExp(id, w)
-	pos, _ := mapFromW("softmax", "positive", 0, w, 0, "iid")
-	trig, _ := mapFromW("softmax", "trig", 0, w, 0, "iid")
-	zq, _ := Queries(ceI, x)
+	pos, _ := mapFromW("softmax", "positive", 0, w, 0, sampler.Gaussian{})
+	trig, _ := mapFromW("softmax", "trig", 0, w, 0, sampler.Gaussian{})
+	zq, _ := features.Queries(ceI, x)
 	zp, _ := features.Apply(pos, x)
 	for i := 0; i < 2; i++ {
 		for j := 0; j < m; j++ {
@@ -110,7 +111,7 @@ func TestComplexExpSpecialCases(t *testing.T) {
 		}
 	}
 	ceT, _ := NewComplexExp(iid, w)
-	est, _ := Matrix(ceT, x, x)
+	est, _ := features.Matrix(ceT, x, x)
 	zt, _ := features.Apply(trig, x)
 	var want mat.Dense
 	want.Mul(zt, zt.T())
@@ -151,7 +152,7 @@ func TestZeroVariance(t *testing.T) {
 	for seed := uint64(0); seed < 20; seed++ {
 		w, _ := sampler.Gaussian{}.Sample(5, d, seed)
 		ce, _ := NewComplexExp(ar, w)
-		e, _ := Estimate(ce, x, y)
+		e, _ := features.EstimatePair(ce, x, y)
 		if math.Abs(e-sm(x, y)) > 1e-12*sm(x, y) {
 			t.Fatalf("seed %d: estimate %v, exact %v: variance is not zero", seed, e, sm(x, y))
 		}
@@ -163,7 +164,7 @@ func TestZeroVariance(t *testing.T) {
 	for seed := uint64(0); seed < 20; seed++ {
 		w, _ := sampler.Gaussian{}.Sample(5, d, seed)
 		ce, _ := NewComplexExpDiag(ad, w)
-		e, _ := Estimate(ce, rq, rk)
+		e, _ := features.EstimatePair(ce, rq, rk)
 		if math.Abs(e-sm(rq, rk)) > 1e-12 {
 			t.Fatalf("Eq. 85 A at the centres: estimate %v, exact %v", e, sm(rq, rk))
 		}
@@ -192,7 +193,7 @@ func TestAngularMSE(t *testing.T) {
 	x := []float64{0.5, 0.3, -0.2, 0.1}
 	y := []float64{-0.1, 0.6, 0.3, -0.4}
 	for _, shared := range []bool{false, true} {
-		est := draws(t, 6000, func(seed uint64) (Pair, error) {
+		est := draws(t, 6000, func(seed uint64) (features.Pair, error) {
 			return Angular(d, Options{M: m, N: n, Shared: shared, Seed: seed})
 		}, x, y)
 		checkUnbiased(t, fmt.Sprintf("angular shared=%v", shared), est, sm(x, y), AngularMSE(x, y, m, n, shared))
@@ -210,7 +211,7 @@ func TestAngularVanishes(t *testing.T) {
 		}
 		for seed := uint64(0); seed < 10; seed++ {
 			h, _ := Angular(d, Options{M: 8, N: 4, Seed: seed})
-			e, _ := Estimate(h, x, y)
+			e, _ := features.EstimatePair(h, x, y)
 			if math.Abs(e-sm(x, y)) > 1e-12*sm(x, y) {
 				t.Fatalf("θ=%v seed %d: estimate %v, exact %v", theta, seed, e, sm(x, y))
 			}
@@ -222,7 +223,7 @@ func TestGaussianBipolarMSE(t *testing.T) {
 	const d, m, n, sigma, r = 4, 6, 3, 0.8, 0.9
 	x, y := vecAt(d, r, 2.0)
 	for _, shared := range []bool{false, true} {
-		est := draws(t, 6000, func(seed uint64) (Pair, error) {
+		est := draws(t, 6000, func(seed uint64) (features.Pair, error) {
 			return GaussianBipolar(d, sigma, r, Options{M: m, N: n, Shared: shared, Seed: seed})
 		}, x, y)
 		checkUnbiased(t, fmt.Sprintf("Gaussian bipolar shared=%v", shared), est, sm(x, y), GaussianBipolarMSE(x, y, sigma, r, m, n, shared))
@@ -233,13 +234,13 @@ func TestGaussianHybridUnbiased(t *testing.T) {
 	const d = 4
 	x := []float64{0.5, 0.3, -0.2, 0.1}
 	y := []float64{-0.4, -0.1, 0.3, -0.2}
-	est := draws(t, 4000, func(seed uint64) (Pair, error) {
+	est := draws(t, 4000, func(seed uint64) (features.Pair, error) {
 		return Gaussian(d, 0.5, Options{M: 6, N: 4, Sampler: sampler.Orthogonal{}, Seed: seed})
 	}, x, y)
 	checkUnbiased(t, "Gaussian hybrid", est, sm(x, y), -1)
 	// The general constructor with M ≠ I.
 	mm := mat.NewDense(d, d, []float64{0.5, 0, 0, 0, 0, 2, 0, 0, 0, 0, 1, 0.3, 0, 0, 0, 1})
-	est = draws(t, 4000, func(seed uint64) (Pair, error) {
+	est = draws(t, 4000, func(seed uint64) (features.Pair, error) {
 		o := Options{M: 6, N: 4, Seed: seed}
 		pos, trig, err := o.bases(d)
 		if err != nil {
@@ -249,7 +250,7 @@ func TestGaussianHybridUnbiased(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return New([]Pair{pos, trig}, []Lambda{{A: 0.1, P: l}})
+		return New([]features.Pair{pos, trig}, []Lambda{{A: 0.1, P: l}})
 	}, x, y)
 	checkUnbiased(t, "Gaussian hybrid, general M", est, sm(x, y), -1)
 }
@@ -265,7 +266,7 @@ func TestClusteredUnbiased(t *testing.T) {
 		{M: 4, Complex: true},
 		{M: 4, Lambda: "gaussian", N: 3, Tau: 1},
 	} {
-		est := draws(t, 4000, func(seed uint64) (Pair, error) {
+		est := draws(t, 4000, func(seed uint64) (features.Pair, error) {
 			o.Seed = seed
 			return NewClustered(qc, kc, o)
 		}, x, y)
@@ -316,7 +317,7 @@ func TestBadParameters(t *testing.T) {
 	if _, err := NewClustered(qc, qc, ClusterOptions{M: 2, Lambda: "other"}); err == nil {
 		t.Error("unknown λ accepted")
 	}
-	if _, err := New([]Pair{}, nil); err == nil {
+	if _, err := New([]features.Pair{}, nil); err == nil {
 		t.Error("no bases accepted")
 	}
 }
@@ -338,8 +339,8 @@ func TestSoftmaxQuality(t *testing.T) {
 	// point does not exist for all pairs, so use many features and check
 	// that the metrics are small and shrink with more features.
 	w1At := func(m int) float64 {
-		mp, _ := mapFromW("softmax", "trig", 0, mustSample(m, 6, 3), 0, "iid")
-		w1, ks, neg, err := SoftmaxQuality(Symmetric{mp}, q, c)
+		mp, _ := mapFromW("softmax", "trig", 0, mustSample(m, 6, 3), 0, sampler.Gaussian{})
+		w1, ks, neg, err := SoftmaxQuality(features.Symmetric(mp), q, c)
 		if err != nil || ks > w1+1e-12 || neg < 0 || neg > 1 {
 			t.Fatalf("metrics %v %v %v %v", w1, ks, neg, err)
 		}
@@ -348,8 +349,8 @@ func TestSoftmaxQuality(t *testing.T) {
 	if a, b := w1At(16), w1At(4096); !(b < a/4) {
 		t.Errorf("W1 %v at m=16, %v at m=4096: want a fall of 4x or more", a, b)
 	}
-	pos, _ := mapFromW("softmax", "positive", 0, mustSample(64, 6, 3), 0, "iid")
-	if _, _, neg, _ := SoftmaxQuality(Symmetric{pos}, q, c); neg != 0 {
+	pos, _ := mapFromW("softmax", "positive", 0, mustSample(64, 6, 3), 0, sampler.Gaussian{})
+	if _, _, neg, _ := SoftmaxQuality(features.Symmetric(pos), q, c); neg != 0 {
 		t.Errorf("positive features gave %v negative estimates", neg)
 	}
 }

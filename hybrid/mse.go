@@ -1,24 +1,17 @@
 package hybrid
 
 import (
+	"gonum.org/v1/gonum/floats"
+
+	"github.com/kernelkit/kernelkit/kernel"
 	"math"
 
 	"github.com/kernelkit/kernelkit/features"
 )
 
-func dot(x, y []float64) float64 {
-	var s float64
-	for i := range x {
-		s += x[i] * y[i]
-	}
-	return s
-}
-
-// Angle returns the angle between x and y in [0, π].
-func Angle(x, y []float64) float64 {
-	c := dot(x, y) / math.Sqrt(dot(x, x)*dot(y, y))
-	return math.Acos(math.Max(-1, math.Min(1, c)))
-}
+// Angle returns the angle between x and y in [0, π] (kernel.Angle, stable
+// for nearly parallel and antiparallel inputs).
+func Angle(x, y []float64) float64 { return kernel.Angle(x, y) }
 
 // AngularLambdaMoments returns E[λ̂] = θ/π and E[λ̂²] =
 // (θ/π)(θ/π − θ/(nπ) + 1/n) of the angular λ estimator with n projections
@@ -52,8 +45,8 @@ func GaussianLambdaMoments(x, y []float64, sigma, r float64, n int) (m1, m2 floa
 func BipolarMSE(x, y []float64, m int, lambda1, lambda2 float64, shared bool) float64 {
 	mse := lambda2*features.HyperbolicMSE(x, y, m) + (1-2*lambda1+lambda2)*features.TrigMSE(x, y, m)
 	if shared {
-		sm := math.Exp(dot(x, y))
-		mse -= 2 / float64(m) * sm * sm * (1 - math.Cos(dot(x, x)-dot(y, y))) * (lambda1 - lambda2)
+		sm := math.Exp(floats.Dot(x, y))
+		mse -= 2 / float64(m) * sm * sm * (1 - math.Cos(floats.Dot(x, x)-floats.Dot(y, y))) * (lambda1 - lambda2)
 	}
 	return mse
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/kernelkit/kernelkit/features"
 )
 
 // SoftmaxQuality compares, for each query q_i (row of q), the softmax
@@ -15,13 +17,13 @@ import (
 // Wasserstein distance Σ_j |P_ij − P̂_ij| and of the Kolmogorov-Smirnov
 // statistic max_j |P_ij − P̂_ij| between the cumulative distributions, and
 // the fraction of negative estimates p̂_ij.
-func SoftmaxQuality(p Pair, q, c *mat.Dense) (w1, ks, negFrac float64, err error) {
+func SoftmaxQuality(p features.Pair, q, c *mat.Dense) (w1, ks, negFrac float64, err error) {
 	nq, d := q.Dims()
 	nc, dc := c.Dims()
 	if d != dc || nq == 0 || nc == 0 {
 		return 0, 0, 0, fmt.Errorf("hybrid: queries %d×%d and classes %d×%d do not match", nq, d, nc, dc)
 	}
-	est, err := Matrix(p, q, c)
+	est, err := features.Matrix(p, q, c)
 	if err != nil {
 		return 0, 0, 0, err
 	}

@@ -195,3 +195,25 @@ func RelativeError(exact, approx *mat.Dense) (float64, error) {
 	}
 	return math.Sqrt(num / den), nil
 }
+
+// Angle returns the angle θ ∈ [0, π] between x and y, computed as
+// 2·atan2(‖x̂−ŷ‖, ‖x̂+ŷ‖) with x̂, ŷ the unit vectors, which keeps full
+// relative precision for nearly parallel and nearly antiparallel inputs
+// (acos of a rounded cosine loses half the digits there). A zero vector
+// gives θ = π/2 by convention. Lengths must match (it panics otherwise).
+func Angle(x, y []float64) float64 {
+	if len(x) != len(y) {
+		panic("kernel: Angle of vectors of different lengths")
+	}
+	nx, ny := math.Sqrt(dot(x, x)), math.Sqrt(dot(y, y))
+	if nx == 0 || ny == 0 {
+		return math.Pi / 2
+	}
+	var dm, dp float64
+	for i, v := range x {
+		a, b := v/nx, y[i]/ny
+		dm += (a - b) * (a - b)
+		dp += (a + b) * (a + b)
+	}
+	return 2 * math.Atan2(math.Sqrt(dm), math.Sqrt(dp))
+}

@@ -2,18 +2,24 @@
 // standardisation, a random feature map and a ridge model — and stores it
 // in a versioned model file.
 //
-// # Model file format (version 1)
+// # Model file format (version 2)
 //
 // A model file is one JSON object (UTF-8) with the fields
 //
 //	format     "kernelkit-model" (anything else is rejected)
-//	version    1; a loader rejects versions it does not know
+//	version    2 (version-1 files, which have no map_kind and always hold a
+//	           features spec, are still read); a loader rejects versions it
+//	           does not know
 //	task       "classification" or "regression"
 //	classes    number of classes K (classification), 0 otherwise
 //	columns    feature column names, if known
 //	label      name of the target column, if known
 //	scaler     {"mean": [d], "scale": [d]} or null: x' = (x − mean)/scale
-//	features   the feature map's Spec (package features): kernel, form,
+//	map_kind   the kind of the stored feature map: "features" for the maps
+//	           of package features, "snnk-relu" for ReLU-SNNK towers; any
+//	           kind with a decoder in package catalog's registry
+//	features   the feature map's spec, as its Encoder writes it; for kind
+//	           "features" the Spec of package features: kernel, form,
 //	           gamma, features D, sampler name, seed, input_dim d, m,
 //	           w (m·d values, row-major, bandwidth included), b (phases)
 //	lambda     the ridge parameter used
@@ -37,6 +43,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/catalog"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/internal/parallel"
@@ -46,7 +53,7 @@ import (
 // FormatName and Version identify model files.
 const (
 	FormatName = "kernelkit-model"
-	Version    = 1
+	Version    = 2
 )
 
 // Task is the kind of supervised problem.
@@ -60,8 +67,15 @@ const (
 
 // Options configures Fit.
 type Options struct {
-	Task     Task
+	Task Task
+	// Features configures the random feature map drawn for the fit; it is
+	// used when Map is nil.
 	Features features.Config
+	// Map, if set, is the feature map to fit with (any map of the
+	// contract, e.g. one from package catalog); its input dimension must
+	// be the number of feature columns. Save needs it to implement
+	// features.Encoder.
+	Map features.Transformer
 	// Lambda is the ridge parameter (≥ 0). With Select set it is ignored.
 	Lambda float64
 	// Select chooses λ from Grid: "" (use Lambda), "gcv" or "kfold".
@@ -86,7 +100,7 @@ type Model struct {
 	Columns []string
 	Label   string
 	Scaler  *data.Scaler
-	Map     *features.Map
+	Map     features.Transformer
 	Linear  *linear.Model
 	// Scores holds the λ-selection scores, aligned with Grid, if any.
 	Grid, Scores []float64
@@ -141,7 +155,7 @@ func Fit(ctx context.Context, opt Options, train *data.Dataset) (*Model, error) 
 			return nil, err
 		}
 	}
-	mp, err := features.New(opt.Features, train.Cols())
+	mp, err := opt.newMap(train.Cols())
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +175,18 @@ func Fit(ctx context.Context, opt Options, train *data.Dataset) (*Model, error) 
 		return nil, err
 	}
 	return m, nil
+}
+
+// newMap returns opt.Map, checked against the input dimension d, or draws
+// the map of opt.Features.
+func (opt Options) newMap(d int) (features.Transformer, error) {
+	if opt.Map == nil {
+		return features.New(opt.Features, d)
+	}
+	if opt.Map.InputDim() != d {
+		return nil, fmt.Errorf("model: feature map takes %d inputs, data has %d feature columns", opt.Map.InputDim(), d)
+	}
+	return opt.Map, nil
 }
 
 // folds returns the number of statistics partitions opt.Select needs: 1,
@@ -326,34 +352,47 @@ func (m *Model) Classify(x *mat.Dense) ([]int, error) {
 	return linear.Argmax(s), nil
 }
 
-type fileV1 struct {
-	Format    string        `json:"format"`
-	Version   int           `json:"version"`
-	Task      Task          `json:"task"`
-	Classes   int           `json:"classes"`
-	Columns   []string      `json:"columns,omitempty"`
-	Label     string        `json:"label,omitempty"`
-	Scaler    *data.Scaler  `json:"scaler"`
-	Features  features.Spec `json:"features"`
-	Lambda    float64       `json:"lambda"`
-	Jitter    float64       `json:"jitter"`
-	Weights   []float64     `json:"weights"`
-	Intercept []float64     `json:"intercept"`
+type file struct {
+	Format    string          `json:"format"`
+	Version   int             `json:"version"`
+	Task      Task            `json:"task"`
+	Classes   int             `json:"classes"`
+	Columns   []string        `json:"columns,omitempty"`
+	Label     string          `json:"label,omitempty"`
+	Scaler    *data.Scaler    `json:"scaler"`
+	MapKind   string          `json:"map_kind,omitempty"`
+	Features  json.RawMessage `json:"features"`
+	Lambda    float64         `json:"lambda"`
+	Jitter    float64         `json:"jitter"`
+	Weights   []float64       `json:"weights"`
+	Intercept []float64       `json:"intercept"`
 }
 
-// Save writes the model in the version-1 format.
+// Save writes the model in the current format (version 2). The feature map
+// must implement features.Encoder.
 func (m *Model) Save(w io.Writer) error {
-	f := fileV1{Format: FormatName, Version: Version, Task: m.Task, Classes: m.Classes,
-		Columns: m.Columns, Label: m.Label, Scaler: m.Scaler, Features: m.Map.Spec(),
+	kind, spec, err := features.Encode(m.Map)
+	if err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	f := file{Format: FormatName, Version: Version, Task: m.Task, Classes: m.Classes,
+		Columns: m.Columns, Label: m.Label, Scaler: m.Scaler, MapKind: kind, Features: spec,
 		Lambda: m.Linear.Lambda, Jitter: m.Linear.Jitter,
 		Weights: m.Linear.W.RawMatrix().Data, Intercept: m.Linear.B}
 	enc := json.NewEncoder(w)
 	return enc.Encode(&f)
 }
 
-// Load reads a model file, validating its format, version and shapes.
+// Load reads a model file (version 1 or 2), validating its format,
+// version and shapes. The feature map is decoded by the registry of
+// package catalog.
 func Load(r io.Reader) (*Model, error) {
-	var f fileV1
+	return LoadWith(r, catalog.Default())
+}
+
+// LoadWith is Load with a caller's registry of map decoders.
+func LoadWith(r io.Reader, reg *features.Registry) (*Model, error) {
+	var f file
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&f); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -364,10 +403,23 @@ func Load(r io.Reader) (*Model, error) {
 	if f.Format != FormatName {
 		return nil, fmt.Errorf("model: not a kernelkit model file (format %q)", f.Format)
 	}
-	if f.Version != Version {
-		return nil, fmt.Errorf("model: file format version %d, this kernelkit reads version %d", f.Version, Version)
+	if f.Version != 1 && f.Version != Version {
+		return nil, fmt.Errorf("model: file format version %d, this kernelkit reads versions 1 and %d", f.Version, Version)
 	}
-	mp, err := features.FromSpec(f.Features)
+	kind := f.MapKind
+	if f.Version == 1 {
+		if kind != "" {
+			return nil, errors.New("model: version-1 file with a map_kind field")
+		}
+		kind = features.SpecKind
+	}
+	if kind == "" {
+		return nil, errors.New("model: file has no map_kind")
+	}
+	if len(f.Features) == 0 {
+		return nil, errors.New("model: file has no feature map")
+	}
+	mp, err := reg.Decode(kind, f.Features)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}

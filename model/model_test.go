@@ -101,9 +101,18 @@ func TestSaveLoadSamePredictions(t *testing.T) {
 		if _, err := Load(bytes.NewReader(raw[:len(raw)/2])); err == nil || !strings.Contains(err.Error(), "truncated") {
 			t.Errorf("truncated file: %v", err)
 		}
-		newer := bytes.Replace(raw, []byte(`"version":1`), []byte(`"version":2`), 1)
-		if _, err := Load(bytes.NewReader(newer)); err == nil || !strings.Contains(err.Error(), "version 2") {
-			t.Errorf("version 2 file: %v", err)
+		// Version-1 files (no map_kind) still load, to the same predictions.
+		v1 := bytes.Replace(bytes.Replace(raw, []byte(`"version":2`), []byte(`"version":1`), 1), []byte(`"map_kind":"features",`), nil, 1)
+		old, err := Load(bytes.NewReader(v1))
+		if err != nil {
+			t.Fatalf("version 1 file: %v", err)
+		}
+		if p3, err := old.Predict(train.X); err != nil || !mat.Equal(p1, p3) {
+			t.Errorf("%s: version-1 file predicts differently (%v)", cfg.Kernel, err)
+		}
+		newer := bytes.Replace(raw, []byte(`"version":2`), []byte(`"version":7`), 1)
+		if _, err := Load(bytes.NewReader(newer)); err == nil || !strings.Contains(err.Error(), "version 7") {
+			t.Errorf("version 7 file: %v", err)
 		}
 	}
 	if _, err := Load(strings.NewReader("")); err == nil {

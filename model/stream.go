@@ -87,7 +87,7 @@ func FitStream(ctx context.Context, opt Options, open Opener, names []string) (*
 			return nil, err
 		}
 	}
-	if m.Map, err = features.New(opt.Features, d); err != nil {
+	if m.Map, err = opt.newMap(d); err != nil {
 		return nil, err
 	}
 	// Pass 2: statistics.

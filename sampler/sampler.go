@@ -326,3 +326,14 @@ func ByName(name string) (Sampler, error) {
 	}
 	return nil, fmt.Errorf("sampler: unknown sampler %q (want iid, orf, sorf, halton or truncated)", name)
 }
+
+// Default returns the sampler used when none is given: iid Gaussian rows.
+func Default() Sampler { return Gaussian{} }
+
+// Or returns s, or Default() if s is nil.
+func Or(s Sampler) Sampler {
+	if s == nil {
+		return Default()
+	}
+	return s
+}

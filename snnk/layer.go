@@ -1,68 +1,102 @@
 package snnk
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/kernel"
 	"github.com/kernelkit/kernelkit/linear"
 	"github.com/kernelkit/kernelkit/sampler"
 )
 
-// Towers is a pair of input and parameter towers: Input(x)ᵀParams(w, b)
-// estimates one layer output. URF and ReLU implement it.
+// Towers is a pair of input and parameter towers: Φ(x)ᵀΨ(w, b) estimates
+// one layer output f(wᵀx + b). The input tower Φ is a feature map of the
+// shared contract (features.Transformer: Transform writes Φ of rows), so an
+// SNNK input tower can be used wherever a map is, a ridge fit or the analog
+// projector included; Params writes the parameter tower Ψ. URF and ReLU
+// implement it.
 type Towers interface {
-	Dim() int
-	InputDim() int
-	Input(dst, x *mat.Dense) error
+	features.Transformer
+	// Params writes Ψ(w_j, b_j) for the rows w_j of w and biases b (nil: 0).
 	Params(dst, w *mat.Dense, b []float64) error
 }
 
 // ReLU is the ReLU-SNNK tower pair of Sec. 3.2: Φ(x) = ReLU(Gx)/√m and
-// Ψ(w) = ReLU(Gw)/√m (the bias is ignored), estimating ½K₁(x, w).
+// Ψ(w) = ReLU(Gw)/√m (the bias is ignored), estimating ½K₁(x, w). Each
+// tower is the arc-cosine order-1 random feature map of package features
+// (√2·ReLU(Gx)/√m) scaled by 1/√2.
 type ReLU struct {
-	g *mat.Dense // m×d
+	mp *features.Map // arccos1/relu on G
 }
 
-// NewReLU draws G (m×d).
+// NewReLU draws G (m×d) with smp (nil: sampler.Default()).
 func NewReLU(d, m int, smp sampler.Sampler, seed uint64) (*ReLU, error) {
 	if d <= 0 || m <= 0 {
 		return nil, fmt.Errorf("snnk: dimension and features must be positive, got d=%d, m=%d", d, m)
 	}
-	if smp == nil {
-		smp = sampler.Gaussian{}
-	}
-	g, err := smp.Sample(m, d, seed)
+	mp, err := features.New(features.Config{Kernel: "arccos1", Features: m, Sampler: smp, Seed: seed}, d)
 	if err != nil {
 		return nil, err
 	}
-	return &ReLU{g: g}, nil
+	return &ReLU{mp: mp}, nil
 }
 
 // Dim returns m.
-func (r *ReLU) Dim() int { m, _ := r.g.Dims(); return m }
+func (r *ReLU) Dim() int { return r.mp.Dim() }
 
 // InputDim returns d.
-func (r *ReLU) InputDim() int { _, d := r.g.Dims(); return d }
+func (r *ReLU) InputDim() int { return r.mp.InputDim() }
 
-// Input writes ReLU(Gx)/√m.
-func (r *ReLU) Input(dst, x *mat.Dense) error { return r.side(dst, x) }
+// Transform writes Φ(x) = ReLU(Gx)/√m.
+func (r *ReLU) Transform(dst, x *mat.Dense) error { return r.side(dst, x) }
 
-// Params writes ReLU(Gw)/√m.
+// Params writes Ψ(w) = ReLU(Gw)/√m.
 func (r *ReLU) Params(dst, w *mat.Dense, _ []float64) error { return r.side(dst, w) }
 
 func (r *ReLU) side(dst, x *mat.Dense) error {
-	_, d := x.Dims()
-	if d != r.InputDim() {
-		return fmt.Errorf("snnk: rows have %d columns, towers expect %d", d, r.InputDim())
+	if err := r.mp.Transform(dst, x); err != nil {
+		return fmt.Errorf("snnk: %w", err)
 	}
-	dst.Mul(x, r.g.T())
-	s := 1 / math.Sqrt(float64(r.Dim()))
-	dst.Apply(func(_, _ int, v float64) float64 { return math.Max(v, 0) * s }, dst)
+	dst.Scale(1/math.Sqrt2, dst)
 	return nil
+}
+
+// WithProjectors returns towers whose projection Gx runs on a projector made
+// by np (the projector seam of package features).
+func (r *ReLU) WithProjectors(np features.NewProjector) (features.Transformer, error) {
+	t, err := r.mp.WithProjectors(np)
+	if err != nil {
+		return nil, err
+	}
+	return &ReLU{mp: t.(*features.Map)}, nil
+}
+
+// ReLUSpecKind is the kind under which ReLU towers are stored in model
+// files.
+const ReLUSpecKind = "snnk-relu"
+
+// EncodeSpec stores the towers as their arc-cosine map's spec.
+func (r *ReLU) EncodeSpec() (string, json.RawMessage, error) {
+	_, raw, err := r.mp.EncodeSpec()
+	return ReLUSpecKind, raw, err
+}
+
+// DecodeReLU is the decoder of ReLUSpecKind.
+func DecodeReLU(raw json.RawMessage) (features.Transformer, error) {
+	t, err := features.DecodeSpec(raw)
+	if err != nil {
+		return nil, err
+	}
+	mp := t.(*features.Map)
+	if sp := mp.Spec(); sp.Kernel != "arccos1" {
+		return nil, fmt.Errorf("snnk: stored ReLU towers have kernel %q, want arccos1", sp.Kernel)
+	}
+	return &ReLU{mp: mp}, nil
 }
 
 // ReLUTarget returns the layer ReLU-SNNK estimates: ½K₁(x, w).
@@ -115,7 +149,7 @@ func (ly *Layer) Params() int {
 func (ly *Layer) Forward(x *mat.Dense) (*mat.Dense, error) {
 	n, d := x.Dims()
 	phi := mat.NewDense(n, ly.T.Dim(), nil)
-	if err := ly.T.Input(phi, x); err != nil {
+	if err := ly.T.Transform(phi, x); err != nil {
 		return nil, err
 	}
 	var y mat.Dense
@@ -135,7 +169,7 @@ func (ly *Layer) Forward(x *mat.Dense) (*mat.Dense, error) {
 type Dense struct {
 	W *mat.Dense // out×in
 	B []float64
-	F Activation
+	F ExpSum
 }
 
 // Bundle is a fully bundled network (Eq. 14): y ≈ W̄·x̄ with x̄ =
@@ -195,7 +229,7 @@ func InputFeatures(towers []Towers, x *mat.Dense) (*mat.Dense, error) {
 	for i, t := range towers {
 		n, _ := cur.Dims()
 		next := mat.NewDense(n, t.Dim(), nil)
-		if err := t.Input(next, cur); err != nil {
+		if err := t.Transform(next, cur); err != nil {
 			return nil, fmt.Errorf("snnk: tower %d: %w", i, err)
 		}
 		cur = next

@@ -25,7 +25,7 @@ func estimate(t *testing.T, tw Towers, x, w []float64, b float64) float64 {
 	t.Helper()
 	phi := mat.NewDense(1, tw.Dim(), nil)
 	psi := mat.NewDense(1, tw.Dim(), nil)
-	if err := tw.Input(phi, mat.NewDense(1, len(x), x)); err != nil {
+	if err := tw.Transform(phi, mat.NewDense(1, len(x), x)); err != nil {
 		t.Fatal(err)
 	}
 	if err := tw.Params(psi, mat.NewDense(1, len(w), w), []float64{b}); err != nil {
@@ -59,7 +59,7 @@ func TestURFUnbiased(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		f    Activation
+		f    ExpSum
 		want float64
 	}{{"cos", Cos, math.Cos(z + b)}, {"sin", Sin, math.Sin(z + b)}} {
 		var vs []float64
@@ -210,7 +210,7 @@ func TestLayer(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	for _, c := range []struct {
-		f    Activation
+		f    ExpSum
 		d, m int
 		a    float64
 	}{{Cos, 0, 4, -0.1}, {Cos, 3, 0, -0.1}, {Cos, 3, 4, 0.3}, {nil, 3, 4, -0.1}} {
@@ -219,7 +219,7 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 	tw, _ := NewURF(Cos, 3, 4, -0.1, nil, 1)
-	if err := tw.Input(mat.NewDense(1, tw.Dim(), nil), mat.NewDense(1, 2, nil)); err == nil {
+	if err := tw.Transform(mat.NewDense(1, tw.Dim(), nil), mat.NewDense(1, 2, nil)); err == nil {
 		t.Error("wrong input width accepted")
 	}
 	if _, err := NewBundle([]Dense{{W: mat.NewDense(2, 3, nil), F: Cos}}, []Towers{}); err == nil {

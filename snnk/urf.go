@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/sampler"
 )
 
@@ -18,17 +19,17 @@ type Atom struct {
 	S float64    // angular frequency (2πξ)
 }
 
-// Activation is f(z) = Σ_k A_k exp(i S_k z), real for real z.
-type Activation []Atom
+// ExpSum is f(z) = Σ_k A_k exp(i S_k z), real for real z.
+type ExpSum []Atom
 
 // Cos is cos z = (e^{iz} + e^{−iz})/2.
-var Cos = Activation{{A: 0.5, S: 1}, {A: 0.5, S: -1}}
+var Cos = ExpSum{{A: 0.5, S: 1}, {A: 0.5, S: -1}}
 
 // Sin is sin z = (e^{iz} − e^{−iz})/(2i).
-var Sin = Activation{{A: -0.5i, S: 1}, {A: 0.5i, S: -1}}
+var Sin = ExpSum{{A: -0.5i, S: 1}, {A: 0.5i, S: -1}}
 
 // Eval returns f(z).
-func (f Activation) Eval(z float64) float64 {
+func (f ExpSum) Eval(z float64) float64 {
 	var s complex128
 	for _, a := range f {
 		s += a.A * cmplx.Exp(complex(0, a.S*z))
@@ -48,19 +49,34 @@ func DefaultA(d int) float64 { return -1 / (8 * float64(d)) }
 // unbiased estimate. Its features are real: 2·K·M values for K atoms and M
 // Gaussian vectors g (shared by the atoms).
 type URF struct {
-	f    Activation
+	f    ExpSum
 	d, m int
 	a    float64    // A in Λ_g
 	g    *mat.Dense // m×d
 	// paired: atom i uses only Gaussian vector i (one (ξ, g) sample per
 	// feature, for sampled spectra); otherwise every atom uses every g.
 	paired bool
+	// proj, if set, computes the projection Gx of the input tower.
+	proj features.Projector
+}
+
+// WithProjectors returns a copy whose input-tower projection Gx is computed
+// by a projector made by np for G (the projector seam of package
+// features); the parameter tower stays exact.
+func (u *URF) WithProjectors(np features.NewProjector) (features.Transformer, error) {
+	p, err := np(u.g)
+	if err != nil {
+		return nil, err
+	}
+	c := *u
+	c.proj = p
+	return &c, nil
 }
 
 // NewURF draws m Gaussian vectors for inputs of dimension d. A must be
 // below 1/4; A < 0 keeps the features bounded (Remark 3.1). smp draws g
 // (nil: iid Gaussian).
-func NewURF(f Activation, d, m int, a float64, smp sampler.Sampler, seed uint64) (*URF, error) {
+func NewURF(f ExpSum, d, m int, a float64, smp sampler.Sampler, seed uint64) (*URF, error) {
 	if len(f) == 0 {
 		return nil, errors.New("snnk: activation has no atoms")
 	}
@@ -70,10 +86,7 @@ func NewURF(f Activation, d, m int, a float64, smp sampler.Sampler, seed uint64)
 	if !(a < 0.25) || math.IsInf(a, 0) {
 		return nil, fmt.Errorf("snnk: A must be finite and below 1/4, got %v", a)
 	}
-	if smp == nil {
-		smp = sampler.Gaussian{}
-	}
-	g, err := smp.Sample(m, d, seed)
+	g, err := sampler.Or(smp).Sample(m, d, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -98,8 +111,8 @@ func (u *URF) logLambda(c complex128, gv, g2, v2 float64) complex128 {
 	return complex(float64(u.d)/4*math.Log(1-4*u.a)+u.a*g2, 0) + c*complex(s*gv, 0) - c*c*complex(v2/2, 0)
 }
 
-// Input writes Φ(x) for the rows of x (n×Dim).
-func (u *URF) Input(dst, x *mat.Dense) error {
+// Transform writes the input tower Φ(x) for the rows of x (n×Dim).
+func (u *URF) Transform(dst, x *mat.Dense) error {
 	return u.side(dst, x, nil, true)
 }
 
@@ -120,7 +133,14 @@ func (u *URF) side(dst, x *mat.Dense, b []float64, input bool) error {
 		return fmt.Errorf("snnk: %d biases for %d rows", len(b), n)
 	}
 	var gx mat.Dense
-	gx.Mul(x, u.g.T()) // n×m
+	if input && u.proj != nil {
+		gx.ReuseAs(n, u.m)
+		if err := u.proj.ProjectFrom(&gx, x, 0); err != nil {
+			return err
+		}
+	} else {
+		gx.Mul(x, u.g.T()) // n×m
+	}
 	g2 := make([]float64, u.m)
 	for i := range g2 {
 		r := u.g.RawRowView(i)
@@ -185,11 +205,11 @@ type Spectral struct {
 	}) (s float64, c complex128)
 }
 
-// atoms draws m frequencies and returns them as an Activation whose
+// atoms draws m frequencies and returns them as an ExpSum whose
 // coefficients carry the 1/m of the Monte Carlo average.
-func (sp Spectral) atoms(m int, seed uint64) Activation {
+func (sp Spectral) atoms(m int, seed uint64) ExpSum {
 	rng := sampler.NewRand(seed)
-	out := make(Activation, m)
+	out := make(ExpSum, m)
 	for i := range out {
 		s, c := sp.Draw(rng)
 		out[i] = Atom{A: c / complex(float64(m), 0), S: s}

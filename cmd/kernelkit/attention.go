@@ -46,7 +46,7 @@ func linearFor(v attVariant, m, d int, smp sampler.Sampler, seed uint64, causal 
 	if v.kernel == "hybrid" {
 		o := hybrid.MatchFLOPs(d, m)
 		o.Sampler, o.Seed = smp, seed
-		var p hybrid.Pair
+		var p features.Pair
 		var err error
 		if v.form == "angular" {
 			p, err = hybrid.Angular(d, o)

@@ -35,7 +35,7 @@ type estimatorSpec struct {
 
 var estimatorNames = []string{"trig", "positive", "hyperbolic", "angular", "gaussian", "clustered"}
 
-func (e estimatorSpec) build(seed uint64) (hybrid.Pair, error) {
+func (e estimatorSpec) build(seed uint64) (features.Pair, error) {
 	switch e.name {
 	case "trig", "positive", "hyperbolic":
 		D := e.D
@@ -46,7 +46,7 @@ func (e estimatorSpec) build(seed uint64) (hybrid.Pair, error) {
 		if err != nil {
 			return nil, err
 		}
-		return hybrid.Symmetric{Transformer: mp}, nil
+		return features.Symmetric(mp), nil
 	case "angular", "gaussian":
 		o := hybrid.MatchFLOPs(e.d, e.D)
 		o.Sampler, o.Seed = e.smp, seed
@@ -68,12 +68,12 @@ func (e estimatorSpec) build(seed uint64) (hybrid.Pair, error) {
 }
 
 // pairEstimates returns the estimates SM̂(x_i, y_i) for paired rows.
-func pairEstimates(p hybrid.Pair, x, y *mat.Dense) ([]float64, error) {
-	qx, err := hybrid.Queries(p, x)
+func pairEstimates(p features.Pair, x, y *mat.Dense) ([]float64, error) {
+	qx, err := features.Queries(p, x)
 	if err != nil {
 		return nil, err
 	}
-	ky, err := hybrid.Keys(p, y)
+	ky, err := features.Keys(p, y)
 	if err != nil {
 		return nil, err
 	}
@@ -576,7 +576,7 @@ func clusteredStudy(w io.Writer, smp sampler.Sampler, draws int, seed uint64, pl
 			for _, nm := range []string{"hybrid-cluster", "positive", "trig"} {
 				var mses []float64
 				for s := 0; s < draws; s++ {
-					var p hybrid.Pair
+					var p features.Pair
 					var err error
 					switch nm {
 					case "hybrid-cluster":

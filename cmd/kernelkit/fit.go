@@ -16,7 +16,6 @@ import (
 	"github.com/kernelkit/kernelkit/backend"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
-	"github.com/kernelkit/kernelkit/kernel"
 	"github.com/kernelkit/kernelkit/model"
 	"github.com/kernelkit/kernelkit/sampler"
 )
@@ -112,7 +111,10 @@ func score(m *model.Model, opt model.Options, start time.Time, trainRows int, tr
 		return nil, err
 	}
 	secs := time.Since(start).Seconds()
-	spec := m.Map.Spec()
+	var spec features.Spec
+	if mp, ok := m.Map.(*features.Map); ok {
+		spec = mp.Spec()
+	}
 	r := &result{Kernel: spec.Kernel, Form: spec.Form, Sampler: spec.Sampler, Features: spec.Features,
 		Gamma: spec.Gamma, Lambda: m.Linear.Lambda, Task: string(opt.Task), TrainRows: trainRows,
 		Seconds: secs, Backend: backend.Name()}
@@ -150,8 +152,14 @@ func score(m *model.Model, opt model.Options, start time.Time, trainRows int, tr
 			}
 		}
 	}
-	n := min(1000, eval.Rows())
-	ge, err := gramError(m, eval.X.Slice(0, n, 0, eval.Cols()).(*mat.Dense))
+	ev, err := m.Evaluate(eval, 1000)
+	if err != nil {
+		return nil, err
+	}
+	n, ge := ev.GramRows, ev.GramError
+	if n == 0 {
+		err = errors.New(ev.GramNote)
+	}
 	if err != nil {
 		// The model is fine; only the error measure is out of reach (an
 		// exact softmax Gram matrix beyond float64, say). Say so.
@@ -174,27 +182,6 @@ func argmax(s *mat.Dense) []int {
 		}
 	}
 	return out
-}
-
-// gramError returns ‖K − ZZᵀ‖_F/‖K‖_F on the (raw) rows x.
-func gramError(m *model.Model, x *mat.Dense) (float64, error) {
-	z, err := m.Features(x)
-	if err != nil {
-		return 0, err
-	}
-	xs := x
-	if m.Scaler != nil {
-		if xs, err = m.Scaler.Transform(x); err != nil {
-			return 0, err
-		}
-	}
-	k, err := kernel.Gram(m.Map.Kernel(), xs, xs)
-	if err != nil {
-		return 0, err
-	}
-	var kh mat.Dense
-	kh.Mul(z, z.T())
-	return kernel.RelativeError(k, &kh)
 }
 
 // inferTask picks classification for small non-negative integer labels.

@@ -133,7 +133,7 @@ func TestBadInput(t *testing.T) {
 	}
 	raw, _ := os.ReadFile(mpath)
 	trunc := write(t, dir, "trunc.kk", string(raw[:len(raw)/3]))
-	v2 := write(t, dir, "v2.kk", strings.Replace(string(raw), `"version":1`, `"version":7`, 1))
+	v2 := write(t, dir, "v2.kk", strings.Replace(string(raw), `"version":2`, `"version":7`, 1))
 	for _, c := range []struct {
 		args []string
 		want string

@@ -169,7 +169,7 @@ func snnkPointwise(ms []int, draws int, seed uint64) ([]pointRow, error) {
 				}
 				phi := mat.NewDense(1, tw.Dim(), nil)
 				psi := mat.NewDense(1, tw.Dim(), nil)
-				if err := tw.Input(phi, x); err != nil {
+				if err := tw.Transform(phi, x); err != nil {
 					return nil, err
 				}
 				if err := tw.Params(psi, w, []float64{b}); err != nil {

@@ -1,0 +1,138 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/kernelkit/kernelkit/data"
+	"github.com/kernelkit/kernelkit/features"
+	"github.com/kernelkit/kernelkit/kernel"
+	"github.com/kernelkit/kernelkit/linear"
+)
+
+// Evaluation holds the quality measures of a model on a data set.
+type Evaluation struct {
+	// Rows is the number of rows evaluated.
+	Rows int `json:"rows"`
+	// Labelled reports whether the data had labels or targets; Accuracy
+	// and RMSE are set only then.
+	Labelled bool `json:"labelled"`
+	// Accuracy is the fraction of correctly classified rows
+	// (classification).
+	Accuracy float64 `json:"accuracy,omitempty"`
+	// RMSE is the root mean squared error (regression).
+	RMSE float64 `json:"rmse,omitempty"`
+	// GramError is the relative Frobenius error ‖K − ZZᵀ‖_F/‖K‖_F of the
+	// feature map against its exact kernel on the first GramRows rows
+	// (scaled as the model scales them); GramNote says why it is missing
+	// when GramRows is 0.
+	GramError float64 `json:"gram_error,omitempty"`
+	GramRows  int     `json:"gram_rows,omitempty"`
+	GramNote  string  `json:"gram_note,omitempty"`
+	// Scores are the raw model outputs (n×K), for callers that render
+	// them; not serialised.
+	Scores *mat.Dense `json:"-"`
+}
+
+// Evaluate predicts the rows of ds and measures accuracy (classification)
+// or RMSE (regression) against its labels, if it has any, and the Gram
+// error of the feature map on at most gramRows rows (0: skip). A Gram
+// error that cannot be computed (a map with no exact kernel, an exact
+// kernel beyond float64) is reported in GramNote, not as an error.
+func (m *Model) Evaluate(ds *data.Dataset, gramRows int) (*Evaluation, error) {
+	if ds == nil || ds.Rows() == 0 {
+		return nil, errors.New("model: no rows to evaluate")
+	}
+	if ds.Cols() != m.Map.InputDim() {
+		return nil, fmt.Errorf("model: data has %d feature columns, the model %d", ds.Cols(), m.Map.InputDim())
+	}
+	scores, err := m.Predict(ds.X)
+	if err != nil {
+		return nil, err
+	}
+	ev := &Evaluation{Rows: ds.Rows(), Scores: scores}
+	if ds.Y != nil {
+		if len(ds.Y) != ds.Rows() {
+			return nil, fmt.Errorf("model: %d labels for %d rows", len(ds.Y), ds.Rows())
+		}
+		ev.Labelled = true
+		switch m.Task {
+		case Classification:
+			ev.Accuracy = Accuracy(linear.Argmax(scores), ds.Y)
+		case Regression:
+			ev.RMSE = RMSE(scores, ds.Y)
+		}
+	}
+	if gramRows > 0 {
+		n := min(gramRows, ds.Rows())
+		x := ds.X.Slice(0, n, 0, ds.Cols()).(*mat.Dense)
+		if m.Scaler != nil {
+			if x, err = m.Scaler.Transform(x); err != nil {
+				return nil, err
+			}
+		}
+		if ge, err := GramError(m.Map, x); err != nil {
+			ev.GramNote = err.Error()
+		} else {
+			ev.GramError, ev.GramRows = ge, n
+		}
+	}
+	return ev, nil
+}
+
+// Accuracy returns the fraction of predicted class indices equal to the
+// labels (class indices stored as floats). Lengths must match (it panics
+// otherwise).
+func Accuracy(pred []int, labels []float64) float64 {
+	if len(pred) != len(labels) {
+		panic("model: Accuracy of slices of different lengths")
+	}
+	if len(pred) == 0 {
+		return math.NaN()
+	}
+	c := 0
+	for i, p := range pred {
+		if float64(p) == labels[i] {
+			c++
+		}
+	}
+	return float64(c) / float64(len(pred))
+}
+
+// RMSE returns the root mean squared difference between column 0 of
+// scores and y. Lengths must match (it panics otherwise).
+func RMSE(scores *mat.Dense, y []float64) float64 {
+	if n, _ := scores.Dims(); n != len(y) {
+		panic("model: RMSE of a score matrix and targets of different lengths")
+	}
+	var s float64
+	for i, v := range y {
+		d := scores.At(i, 0) - v
+		s += d * d
+	}
+	return math.Sqrt(s / float64(len(y)))
+}
+
+// GramError returns ‖K − ZZᵀ‖_F/‖K‖_F for the rows of x, with K the exact
+// kernel of t (t must implement features.KernelEstimator) and Z its
+// features. It costs O(n²) memory: pass a sample of rows.
+func GramError(t features.Transformer, x *mat.Dense) (float64, error) {
+	ke, ok := t.(features.KernelEstimator)
+	if !ok {
+		return 0, fmt.Errorf("model: feature map %T has no exact kernel to compare with", t)
+	}
+	z, err := features.Apply(t, x)
+	if err != nil {
+		return 0, err
+	}
+	k, err := kernel.Gram(ke.Kernel(), x, x)
+	if err != nil {
+		return 0, err
+	}
+	var kh mat.Dense
+	kh.Mul(z, z.T())
+	return kernel.RelativeError(k, &kh)
+}
