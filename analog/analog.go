@@ -10,7 +10,7 @@ import (
 
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/internal/parallel"
-	"github.com/kernelkit/kernelkit/sampler"
+	"github.com/kernelkit/kernelkit/internal/rng"
 )
 
 // Config describes the emulated accelerator.
@@ -171,7 +171,7 @@ func Program(w *mat.Dense, calib *mat.Dense, cfg Config) (*Crossbar, error) {
 		}
 	}
 	cb := &Crossbar{cfg: cfg, m: m, d: d}
-	rng := sampler.NewRand(cfg.Seed)
+	r := rng.New(cfg.Seed)
 	for r0 := 0; r0 < d; r0 += cfg.TileRows {
 		r1 := min(r0+cfg.TileRows, d)
 		// Per-tile input scale from the calibration inputs.
@@ -228,8 +228,8 @@ func Program(w *mat.Dense, calib *mat.Dense, cfg Config) (*Crossbar, error) {
 					tg := w.At(c0+j, r0+i) / t.colGain[j]
 					gp, gm := math.Max(tg, 0), math.Max(-tg, 0)
 					cb.target = append(cb.target, tg)
-					gp = cb.device(gp, rng)
-					gm = cb.device(gm, rng)
+					gp = cb.device(gp, r)
+					gm = cb.device(gm, r)
 					t.g[i*cols+j] = gp - gm
 					cb.programmed = append(cb.programmed, gp-gm)
 				}
@@ -307,9 +307,9 @@ func (cb *Crossbar) ProjectFrom(dst, x *mat.Dense, offset int) error {
 		for i := lo; i < hi; i++ {
 			out := dst.RawRowView(i)
 			clear(out)
-			var rng interface{ NormFloat64() float64 }
+			var noise interface{ NormFloat64() float64 }
 			if c.ADCNoise > 0 {
-				rng = sampler.NewRand(c.Seed ^ (0x9e3779b97f4a7c15 * uint64(offset+i+1)))
+				noise = rng.New(c.Seed ^ (0x9e3779b97f4a7c15 * uint64(offset+i+1)))
 			}
 			xr := x.RawRowView(i)
 			for _, t := range cb.tiles {
@@ -331,7 +331,7 @@ func (cb *Crossbar) ProjectFrom(dst, x *mat.Dense, offset int) error {
 				for j := 0; j < cols; j++ {
 					iv := cur[j]
 					if c.ADCNoise > 0 {
-						iv += c.ADCNoise * t.fullScale * rng.NormFloat64()
+						iv += c.ADCNoise * t.fullScale * noise.NormFloat64()
 					}
 					if c.ADCBits > 0 {
 						levels := float64(int64(1)<<(c.ADCBits-1)) - 1

@@ -14,7 +14,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/kernelkit/kernelkit/sampler"
+	"github.com/kernelkit/kernelkit/internal/rng"
 )
 
 // Dataset is a table of numeric features with one target per row.
@@ -341,7 +341,7 @@ func (d *Dataset) Split(testFrac float64, seed uint64) (train, test *Dataset, er
 	if nt < 1 || nt >= rows {
 		return nil, nil, fmt.Errorf("data: test fraction %v of %d rows leaves an empty side", testFrac, rows)
 	}
-	perm := sampler.NewRand(seed).Perm(rows)
+	perm := rng.New(seed).Perm(rows)
 	return d.Subset(perm[nt:]), d.Subset(perm[:nt]), nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"strings"
 
 	"gonum.org/v1/gonum/blas"
@@ -14,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/internal/parallel"
+	"github.com/kernelkit/kernelkit/internal/rng"
 	"github.com/kernelkit/kernelkit/internal/vmath"
 	"github.com/kernelkit/kernelkit/kernel"
 	"github.com/kernelkit/kernelkit/sampler"
@@ -243,7 +243,7 @@ func fromW(cfg Config, kname, form string, k kind, w *mat.Dense, samplerName str
 	m, d := w.Dims()
 	var b []float64
 	if k == kindCos {
-		rng := rand.New(rand.NewPCG(cfg.Seed, 0x62696173)) // independent stream for the bias
+		rng := rng.NewStream(cfg.Seed, rng.Bias) // independent stream for the bias
 		b = make([]float64, m)
 		for i := range b {
 			b[i] = 2 * math.Pi * rng.Float64()

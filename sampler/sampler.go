@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/kernelkit/kernelkit/internal/rng"
 )
 
 // Sampler draws an m×d projection matrix from a seed.
@@ -18,12 +19,6 @@ type Sampler interface {
 	Sample(m, d int, seed uint64) (*mat.Dense, error)
 	// Name returns the sampler's short name as used on the command line.
 	Name() string
-}
-
-// NewRand returns the generator kernelkit uses for a seed: PCG with a fixed
-// stream constant.
-func NewRand(seed uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, 0x6b65726e656c6b74)) // "kernelkt"
 }
 
 func check(m, d int) error {
@@ -47,7 +42,7 @@ func (Gaussian) Sample(m, d int, seed uint64) (*mat.Dense, error) {
 	if err := check(m, d); err != nil {
 		return nil, err
 	}
-	rng := NewRand(seed)
+	rng := rng.New(seed)
 	data := make([]float64, m*d)
 	for i := range data {
 		data[i] = rng.NormFloat64()
@@ -68,7 +63,7 @@ func (Orthogonal) Sample(m, d int, seed uint64) (*mat.Dense, error) {
 	if err := check(m, d); err != nil {
 		return nil, err
 	}
-	rng := NewRand(seed)
+	rng := rng.New(seed)
 	out := mat.NewDense(m, d, nil)
 	g := mat.NewDense(d, d, nil)
 	var qr mat.QR
@@ -120,7 +115,7 @@ func (Structured) Sample(m, d int, seed uint64) (*mat.Dense, error) {
 	if err := check(m, d); err != nil {
 		return nil, err
 	}
-	rng := NewRand(seed)
+	rng := rng.New(seed)
 	n := 1
 	for n < d {
 		n <<= 1
@@ -218,7 +213,7 @@ func (t Truncated) Sample(m, d int, seed uint64) (*mat.Dense, error) {
 	if t.K < 0.1 {
 		return nil, fmt.Errorf("sampler: truncation point %v is too small for rejection sampling (need ≥ 0.1)", t.K)
 	}
-	rng := NewRand(seed)
+	rng := rng.New(seed)
 	data := make([]float64, m*d)
 	for i := range data {
 		for {
@@ -255,7 +250,7 @@ func (Halton) Sample(m, d int, seed uint64) (*mat.Dense, error) {
 	if d > 10000 {
 		return nil, fmt.Errorf("sampler: Halton supports d ≤ 10000, got %d", d)
 	}
-	rng := NewRand(seed)
+	rng := rng.New(seed)
 	primes := firstPrimes(d)
 	shift := make([]float64, d)
 	for j := range shift {

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/features"
+	"github.com/kernelkit/kernelkit/internal/rng"
 	"github.com/kernelkit/kernelkit/sampler"
 )
 
@@ -208,7 +209,7 @@ type Spectral struct {
 // atoms draws m frequencies and returns them as an ExpSum whose
 // coefficients carry the 1/m of the Monte Carlo average.
 func (sp Spectral) atoms(m int, seed uint64) ExpSum {
-	rng := sampler.NewRand(seed)
+	rng := rng.New(seed)
 	out := make(ExpSum, m)
 	for i := range out {
 		s, c := sp.Draw(rng)

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/kernelkit/kernelkit/sampler"
+	"github.com/kernelkit/kernelkit/internal/rng"
 )
 
 // Activation is an element-wise non-linearity of an MLP.
@@ -50,7 +50,7 @@ func NewMLP(hidden []int, d int, act Activation, seed uint64) (*MLP, error) {
 		return nil, fmt.Errorf("toeplitz: MLP output dimension must be positive, got %d", d)
 	}
 	dims := append(append([]int{1}, hidden...), d)
-	rng := sampler.NewRand(seed)
+	rng := rng.New(seed)
 	m := &MLP{dim: dims, act: act}
 	for l := 0; l+1 < len(dims); l++ {
 		if dims[l+1] <= 0 {
@@ -161,7 +161,7 @@ func NewPiecewiseLinear(r, d int, values []float64) (*PiecewiseLinear, error) {
 
 // RandomPiecewiseLinear draws grid values N(0, 1) with RPE(0) = 0.
 func RandomPiecewiseLinear(r, d int, seed uint64) (*PiecewiseLinear, error) {
-	rng := sampler.NewRand(seed)
+	rng := rng.New(seed)
 	v := make([]float64, r*d)
 	for i := range v {
 		v[i] = rng.NormFloat64()

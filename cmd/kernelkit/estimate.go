@@ -17,9 +17,11 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/kernelkit/kernelkit/cluster"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/hybrid"
+	"github.com/kernelkit/kernelkit/internal/rng"
 	"github.com/kernelkit/kernelkit/sampler"
 )
 
@@ -418,7 +420,7 @@ func dataStudy(w io.Writer, ds *data.Dataset, names []string, smp sampler.Sample
 	if n < 2 {
 		return fmt.Errorf("--study data needs at least 2 rows")
 	}
-	rng := sampler.NewRand(seed)
+	rng := rng.New(seed)
 	ia := make([]int, pairs)
 	ib := make([]int, pairs)
 	for i := range ia {
@@ -448,7 +450,7 @@ func dataStudy(w io.Writer, ds *data.Dataset, names []string, smp sampler.Sample
 		var centres [2]*mat.Dense
 		for _, nm := range names {
 			if nm == "clustered" {
-				c, _, err := hybrid.KMeans(z, 2, seed, 50)
+				c, _, err := cluster.KMeans(z, 2, seed, 50)
 				if err != nil {
 					return err
 				}
@@ -554,15 +556,15 @@ func clusteredStudy(w io.Writer, smp sampler.Sampler, draws int, seed uint64, pl
 	bar := newBar(2*len(ms)*draws, "clustered")
 	for _, sigma := range []float64{1, math.Sqrt(10)} {
 		x, y := clusteredData(sigma, seed)
-		qc, _, err := hybrid.KMeans(x, 2, seed, 100)
+		qc, _, err := cluster.KMeans(x, 2, seed, 100)
 		if err != nil {
 			return err
 		}
-		kc, _, err := hybrid.KMeans(y, 2, seed+1, 100)
+		kc, _, err := cluster.KMeans(y, 2, seed+1, 100)
 		if err != nil {
 			return err
 		}
-		rng := sampler.NewRand(seed + 7)
+		rng := rng.New(seed + 7)
 		xa := mat.NewDense(npairs, 50, nil)
 		yb := mat.NewDense(npairs, 50, nil)
 		exact := make([]float64, npairs)

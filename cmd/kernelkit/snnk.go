@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/kernelkit/kernelkit/data"
+	"github.com/kernelkit/kernelkit/internal/rng"
 	"github.com/kernelkit/kernelkit/linear"
 	"github.com/kernelkit/kernelkit/sampler"
 	"github.com/kernelkit/kernelkit/snnk"
@@ -142,7 +143,7 @@ func newSNNK() *cobra.Command {
 // Unif(0,1)/√d; sin(wᵀx + 0.5) by URFs and ½K₁(x, w) by ReLU-SNNK.
 func snnkPointwise(ms []int, draws int, seed uint64) ([]pointRow, error) {
 	const d, b = 2000, 0.5
-	rng := sampler.NewRand(seed)
+	rng := rng.New(seed)
 	x := mat.NewDense(1, d, nil)
 	w := mat.NewDense(1, d, nil)
 	for i := 0; i < d; i++ {
