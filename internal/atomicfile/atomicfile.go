@@ -27,10 +27,20 @@ func Write(path string, fn func(w io.Writer) error) (err error) {
 		return fmt.Errorf("cannot write %s: %w", path, unwrapPath(err))
 	}
 	tmp := f.Name()
+	closed := false
 	defer func() {
 		if err != nil {
-			_ = f.Close() // already failed; the first error is the one to report
-			_ = os.Remove(tmp)
+			// Clean up; report a failure to clean up beside the cause.
+			var cerr error
+			if !closed {
+				cerr = f.Close()
+			}
+			if rerr := os.Remove(tmp); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+				cerr = errors.Join(cerr, rerr)
+			}
+			if cerr != nil {
+				err = errors.Join(err, fmt.Errorf("cleaning up %s: %w", tmp, cerr))
+			}
 		}
 	}()
 	if err = fn(f); err != nil {
@@ -46,6 +56,7 @@ func Write(path string, fn func(w io.Writer) error) (err error) {
 	if err = f.Sync(); err != nil {
 		return fmt.Errorf("cannot write %s: %w", path, unwrapPath(err))
 	}
+	closed = true
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("cannot write %s: %w", path, unwrapPath(err))
 	}
