@@ -44,6 +44,46 @@
 // exactly; attention normalisation cancels these factors (the same
 // max-subtraction the Performer reference code uses, kept exact).
 //
+// # The feature-map contract
+//
+// Every package of kernelkit speaks the types of contract.go:
+//
+//   - Transformer: a map z: R^d → R^D on batches of rows, written into a
+//     caller's matrix (Transform, Dim, InputDim); ScaledTransformer adds the
+//     log-domain variant TransformScaled. *Map, the SNNK input towers
+//     (package snnk) and every symmetric map of package catalog implement it;
+//     model fits ridge regression on any Transformer.
+//   - Pair: an asymmetric map whose estimate is Query(x)ᵀKey(y) (hybrid
+//     random features, clustered estimators, attention with different query
+//     and key maps). Symmetric(t) makes a Pair of a map; AsTransformer
+//     recovers it.
+//   - The projector seam: a map whose inputs enter only through projections
+//     XWᵀ implements Projectable (or ProjectablePair); WithProjectors runs
+//     every projection on a Projector made for its W by a NewProjector — an
+//     emulated analog crossbar (analog.Projectors) today, an accelerator
+//     next — and leaves the element-wise part unchanged.
+//   - FromProjection builds a map around a given projection.
+//   - Encoder and Registry: maps that can be stored implement Encoder (a
+//     kind and a JSON spec); a Registry maps names to constructors and kinds
+//     to decoders. catalog.Default() is the registry of every kernelkit map.
+//
+// # Errors
+//
+// One policy holds in every package of the module (as in gonum):
+//
+//   - Misuse of shapes by a Go caller — matrices of mismatched sizes passed
+//     where the documentation states the sizes, vectors of different
+//     lengths to a kernel — may panic, and the documentation says so.
+//   - Everything that depends on data, files, flags or sizes returns an
+//     error: a parse error, a non-finite input, an overflowing feature
+//     (ErrOverflow), a singular system, a size beyond the documented limits
+//     (checked, overflow included, before memory is allocated). No error is
+//     discarded; functions that clean up after an error join the cleanup's
+//     error to it.
+//   - Errors are one short line, prefixed by the package name, naming the
+//     file, line and column where they come from input, and quote at most a
+//     short prefix of offending text.
+//
 // Transforms work on batches of rows: the projection of a chunk of rows is
 // one GEMM (through gonum's blas64, so an OpenBLAS backend installed with
 // package backend speeds it up) and the element-wise functions are applied
