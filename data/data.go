@@ -11,9 +11,11 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/internal/rng"
 )
 
@@ -47,15 +49,23 @@ type CSVOptions struct {
 // CSVReader streams batches of rows from a CSV file with a header row.
 type CSVReader struct {
 	r      *csv.Reader
+	in     *recordLimiter
 	names  []string
 	label  int // column index of the label, −1 if none
-	line   int
 	labelN string
+	line   int // line of the last record read
 }
 
-// NewCSVReader reads the header and prepares to stream rows.
+// NewCSVReader reads the header and prepares to stream rows. A UTF-8
+// byte-order mark at the start of r is skipped.
 func NewCSVReader(r io.Reader, opt CSVOptions) (*CSVReader, error) {
-	cr := csv.NewReader(bufio.NewReader(r))
+	in := &recordLimiter{r: r}
+	in.start(0)
+	br, err := skipBOM(in)
+	if err != nil {
+		return nil, fmt.Errorf("data: CSV: %w", err)
+	}
+	cr := csv.NewReader(br)
 	cr.TrimLeadingSpace = true
 	cr.ReuseRecord = true
 	header, err := cr.Read()
@@ -65,8 +75,11 @@ func NewCSVReader(r io.Reader, opt CSVOptions) (*CSVReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data: CSV header: %w", err)
 	}
+	if len(header) > limits.MaxDim+1 {
+		return nil, fmt.Errorf("data: CSV header has %d columns, above the limit of %d feature columns", len(header), limits.MaxDim)
+	}
 	header = append([]string(nil), header...)
-	c := &CSVReader{r: cr, line: 1, label: -1}
+	c := &CSVReader{r: cr, in: in, label: -1, line: 1}
 	switch {
 	case opt.NoLabel:
 	case opt.Label == "":
@@ -78,7 +91,7 @@ func NewCSVReader(r io.Reader, opt CSVOptions) (*CSVReader, error) {
 			}
 		}
 		if c.label < 0 {
-			return nil, fmt.Errorf("data: CSV has no column %q (columns: %s)", opt.Label, strings.Join(header, ", "))
+			return nil, fmt.Errorf("data: CSV has no column %s (columns: %s)", quote(opt.Label), quote(strings.Join(header, ", ")))
 		}
 	}
 	for i, h := range header {
@@ -99,31 +112,41 @@ func (c *CSVReader) Names() []string { return c.names }
 
 // Read returns up to max rows (all remaining rows if max ≤ 0) as a feature
 // matrix and targets (nil without a label column). At the end of the file
-// it returns io.EOF with no rows.
+// it returns io.EOF with no rows. Cells must be plain decimal numbers (see
+// the package documentation); a batch larger than limits.MaxElements
+// values is refused.
 func (c *CSVReader) Read(max int) (*mat.Dense, []float64, error) {
 	width := len(c.names)
+	maxRows := limits.MaxElements / width
 	var xs, ys []float64
 	n := 0
 	for max <= 0 || n < max {
+		c.in.start(c.r.InputOffset())
 		rec, err := c.r.Read()
 		if err == io.EOF {
 			break
 		}
-		c.line++
 		if err != nil {
 			var pe *csv.ParseError
-			if errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount) {
-				return nil, nil, fmt.Errorf("data: CSV line %d has %d fields, header has %d", pe.Line, len(rec), width+btoi(c.label >= 0))
+			if errors.As(err, &pe) {
+				if errors.Is(pe.Err, csv.ErrFieldCount) {
+					return nil, nil, fmt.Errorf("data: CSV line %d has %d fields, header has %d", pe.StartLine, len(rec), width+btoi(c.label >= 0))
+				}
+				return nil, nil, fmt.Errorf("data: CSV: %w", err)
 			}
-			return nil, nil, fmt.Errorf("data: CSV line %d: %w", c.line, err)
+			return nil, nil, fmt.Errorf("data: CSV after line %d: %w", c.line, err)
+		}
+		line, _ := c.r.FieldPos(0)
+		c.line = line
+		if n == maxRows {
+			_, err := limits.Matrix("the data matrix", n+1, width)
+			return nil, nil, fmt.Errorf("data: CSV line %d: %w; read the file in batches", line, err)
 		}
 		for i, cell := range rec {
-			v, err := strconv.ParseFloat(strings.TrimSpace(cell), 64)
+			v, err := parseDecimal(strings.TrimSpace(cell))
 			if err != nil {
-				return nil, nil, fmt.Errorf("data: CSV line %d, column %d: %q is not a number", c.line, i+1, cell)
-			}
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, nil, fmt.Errorf("data: CSV line %d, column %d: value %q is not finite", c.line, i+1, cell)
+				line, _ := c.r.FieldPos(i)
+				return nil, nil, fmt.Errorf("data: CSV line %d, column %d: %w", line, i+1, err)
 			}
 			if i == c.label {
 				ys = append(ys, v)
@@ -166,19 +189,38 @@ func ReadCSV(r io.Reader, opt CSVOptions) (*Dataset, error) {
 }
 
 // ReadLIBSVM reads the LIBSVM/SVMlight format "label idx:val idx:val ..."
-// with 1-based, increasing indices. dim fixes the number of features; if
-// dim ≤ 0 it is the largest index seen. Comments after '#' are ignored.
+// with 1-based, increasing indices; comments after '#' are ignored. Labels
+// and values must be plain decimal numbers.
+//
+// dim is the width of the returned matrix when the caller knows it (the
+// input dimension of a model, or the width of the training file): indices
+// up to dim are accepted and features a row does not list are zero, so a
+// test file whose largest index is smaller than the training width reads
+// at the training width; an index above dim is an error. If dim ≤ 0 the
+// width is the largest index in the file.
+//
+// The file is read sparsely: memory while reading follows the entries,
+// not the width, and the dense matrix is allocated only after its size
+// (rows × width) has been checked against limits.MaxElements. Indices above
+// limits.MaxDim and lines longer than MaxLineBytes are errors.
 func ReadLIBSVM(r io.Reader, dim int) (*Dataset, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<28)
-	type entry struct {
-		idx int
-		val float64
+	if dim > limits.MaxDim {
+		return nil, fmt.Errorf("data: LIBSVM width %d is above the limit %d", dim, limits.MaxDim)
 	}
-	var rows [][]entry
-	var ys []float64
-	maxIdx := 0
-	line := 0
+	br, err := skipBOM(r)
+	if err != nil {
+		return nil, fmt.Errorf("data: LIBSVM: %w", err)
+	}
+	sc := bufio.NewScanner(br)
+	sc.Buffer(make([]byte, 64<<10), maxLineBytes)
+	var (
+		idx    []int32   // feature index − 1 of each stored entry
+		vals   []float64 // its value
+		ends   []int     // end of each row's entries in idx and vals
+		ys     []float64 // labels
+		maxIdx int
+		line   int
+	)
 	for sc.Scan() {
 		line++
 		text := sc.Text()
@@ -189,57 +231,75 @@ func ReadLIBSVM(r io.Reader, dim int) (*Dataset, error) {
 		if len(fields) == 0 {
 			continue
 		}
-		y, err := strconv.ParseFloat(fields[0], 64)
-		if err != nil || math.IsNaN(y) || math.IsInf(y, 0) {
-			return nil, fmt.Errorf("data: LIBSVM line %d: label %q is not a finite number", line, fields[0])
+		y, err := parseDecimal(fields[0])
+		if err != nil {
+			return nil, fmt.Errorf("data: LIBSVM line %d: label: %w", line, err)
 		}
-		var row []entry
 		last := 0
 		for _, f := range fields[1:] {
 			k, v, ok := strings.Cut(f, ":")
 			if !ok {
-				return nil, fmt.Errorf("data: LIBSVM line %d: %q is not index:value", line, f)
+				return nil, fmt.Errorf("data: LIBSVM line %d: %s is not index:value", line, quote(f))
 			}
-			idx, err := strconv.Atoi(k)
-			if err != nil || idx < 1 {
-				return nil, fmt.Errorf("data: LIBSVM line %d: index %q is not a positive integer", line, k)
+			j, err := parseIndex(k)
+			if err != nil {
+				return nil, fmt.Errorf("data: LIBSVM line %d: %w", line, err)
 			}
-			if idx <= last {
-				return nil, fmt.Errorf("data: LIBSVM line %d: indices not increasing at %d", line, idx)
+			if j <= last {
+				return nil, fmt.Errorf("data: LIBSVM line %d: indices not increasing at %d", line, j)
 			}
-			last = idx
-			val, err := strconv.ParseFloat(v, 64)
-			if err != nil || math.IsNaN(val) || math.IsInf(val, 0) {
-				return nil, fmt.Errorf("data: LIBSVM line %d: value %q is not a finite number", line, v)
+			if dim > 0 && j > dim {
+				return nil, fmt.Errorf("data: LIBSVM line %d: feature index %d is beyond the width %d (the model's or training data's)", line, j, dim)
 			}
-			if dim > 0 && idx > dim {
-				return nil, fmt.Errorf("data: LIBSVM line %d: index %d beyond dimension %d", line, idx, dim)
+			last = j
+			val, err := parseDecimal(v)
+			if err != nil {
+				return nil, fmt.Errorf("data: LIBSVM line %d, index %d: %w", line, j, err)
 			}
-			maxIdx = max(maxIdx, idx)
-			row = append(row, entry{idx, val})
+			maxIdx = max(maxIdx, j)
+			if val != 0 {
+				idx = append(idx, int32(j-1))
+				vals = append(vals, val)
+			}
 		}
-		rows = append(rows, row)
+		ends = append(ends, len(idx))
 		ys = append(ys, y)
+		// Stop as soon as the dense matrix would be too large, before
+		// reading (or allocating for) the rest of the file.
+		if _, err := limits.Matrix("the data matrix", len(ys), max(dim, maxIdx)); err != nil {
+			return nil, fmt.Errorf("data: LIBSVM line %d: %w", line, err)
+		}
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("data: LIBSVM line %d is longer than the limit of %s", line+1, limits.Bytes(float64(maxLineBytes)))
+		}
 		return nil, fmt.Errorf("data: LIBSVM: %w", err)
 	}
-	if len(rows) == 0 {
+	if len(ys) == 0 {
 		return nil, errors.New("data: LIBSVM file has no rows")
 	}
-	if dim <= 0 {
-		dim = maxIdx
+	width := dim
+	if width <= 0 {
+		width = maxIdx
 	}
-	if dim == 0 {
+	if width == 0 {
 		return nil, errors.New("data: LIBSVM file has no features")
 	}
-	x := mat.NewDense(len(rows), dim, nil)
-	for i, row := range rows {
-		for _, e := range row {
-			x.Set(i, e.idx-1, e.val)
-		}
+	n, err := limits.Matrix("the data matrix", len(ys), width)
+	if err != nil {
+		return nil, fmt.Errorf("data: LIBSVM: %w", err)
 	}
-	return &Dataset{X: x, Y: ys}, nil
+	raw := make([]float64, n)
+	lo := 0
+	for i, hi := range ends {
+		row := raw[i*width : (i+1)*width]
+		for e := lo; e < hi; e++ {
+			row[idx[e]] = vals[e]
+		}
+		lo = hi
+	}
+	return &Dataset{X: mat.NewDense(len(ys), width, raw), Y: ys}, nil
 }
 
 // Scaler standardises features: x' = (x − Mean)/Scale, with Scale = 1 for
@@ -346,7 +406,8 @@ func (d *Dataset) Split(testFrac float64, seed uint64) (train, test *Dataset, er
 }
 
 // Labels returns the targets as class indices, checking that they are
-// non-negative integers, and the number of classes (largest label + 1).
+// integers from 0 to limits.MaxClasses−1, and the number of classes
+// (largest label + 1).
 func (d *Dataset) Labels() ([]int, int, error) {
 	if d.Y == nil {
 		return nil, 0, errors.New("data: the data set has no label column")
@@ -354,8 +415,8 @@ func (d *Dataset) Labels() ([]int, int, error) {
 	out := make([]int, len(d.Y))
 	k := 0
 	for i, v := range d.Y {
-		if v < 0 || v != math.Trunc(v) || v > 1e6 {
-			return nil, 0, fmt.Errorf("data: label %v of row %d is not a class index (a non-negative integer)", v, i)
+		if v < 0 || v != math.Trunc(v) || v >= limits.MaxClasses {
+			return nil, 0, fmt.Errorf("data: label %v of row %d is not a class index (an integer from 0 to %d)", v, i, limits.MaxClasses-1)
 		}
 		out[i] = int(v)
 		k = max(k, out[i]+1)
@@ -374,4 +435,172 @@ func Letter() *Dataset {
 		panic("data: embedded letter data is corrupt: " + err.Error())
 	}
 	return d
+}
+
+// MaxLineBytes is the longest line of a LIBSVM file, and the longest
+// record of a CSV file, that the readers accept: 256 MiB. It bounds the
+// memory one line can take before it is parsed.
+const MaxLineBytes = 1 << 28
+
+// maxLineBytes is MaxLineBytes; tests lower it.
+var maxLineBytes = MaxLineBytes
+
+// bom is the UTF-8 byte-order mark.
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// skipBOM returns a buffered reader of r past a leading UTF-8 byte-order
+// mark, if there is one.
+func skipBOM(r io.Reader) (*bufio.Reader, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	b, err := br.Peek(len(bom))
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	if bytes.Equal(b, bom) {
+		if _, err := br.Discard(len(bom)); err != nil {
+			return nil, err
+		}
+	}
+	return br, nil
+}
+
+// recordLimiter reads from r and fails a read that would take the CSV
+// record that starts at the offset given to start more than maxLineBytes
+// (plus the read-ahead of the buffers above it) past that offset, so that
+// one endless record cannot exhaust memory.
+type recordLimiter struct {
+	r     io.Reader
+	read  int64 // bytes read from r so far
+	limit int64 // offset that reads may not pass
+}
+
+// readAhead covers the bytes the buffered readers above a recordLimiter
+// read ahead of the record being parsed.
+const readAhead = 256 << 10
+
+// start marks the start of a record at offset off of the parsed stream.
+func (l *recordLimiter) start(off int64) { l.limit = off + int64(maxLineBytes) + readAhead }
+
+func (l *recordLimiter) Read(p []byte) (int, error) {
+	room := l.limit - l.read
+	if room <= 0 {
+		return 0, fmt.Errorf("a record is longer than the limit of %s", limits.Bytes(float64(maxLineBytes)))
+	}
+	if int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := l.r.Read(p)
+	l.read += int64(n)
+	return n, err
+}
+
+// maxQuoted is the most bytes of an offending cell or token that an error
+// message quotes (escapes counted); the rest is elided.
+const maxQuoted = 40
+
+// quote returns s quoted as by strconv.Quote, cut to maxQuoted bytes of
+// quoted text with its length noted if it is longer, so that an error
+// message stays one short line whatever the input.
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	n := 0
+	for i, w := 0, 0; i < len(s); i += w {
+		_, w = utf8.DecodeRuneInString(s[i:])
+		q := strconv.Quote(s[i : i+w])
+		q = q[1 : len(q)-1]
+		if n+len(q) > maxQuoted {
+			fmt.Fprintf(&b, "\"… (%d bytes)", len(s))
+			return b.String()
+		}
+		b.WriteString(q)
+		n += len(q)
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// isDecimal reports whether s is a plain decimal number: an optional sign,
+// digits with an optional fraction (at least one digit in all), and an
+// optional exponent e or E with an optional sign and at least one digit.
+func isDecimal(s string) bool {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := 0
+	for i < len(s) && isDigit(s[i]) {
+		i++
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for i < len(s) && isDigit(s[i]) {
+			i++
+			digits++
+		}
+	}
+	if digits == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		start := i
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		if i == start {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// parseDecimal parses a plain decimal number (see isDecimal) to a finite
+// float64. It rejects the other forms strconv.ParseFloat accepts (digit
+// separators as in 1_000, hexadecimal as in 0x1p4, Inf, Infinity and NaN)
+// and numbers beyond the float64 range; numbers below it round to zero.
+func parseDecimal(s string) (float64, error) {
+	if !isDecimal(s) {
+		switch strings.ToLower(strings.TrimLeft(s, "+-")) {
+		case "inf", "infinity", "nan":
+			return 0, fmt.Errorf("value %s is not finite", quote(s))
+		}
+		return 0, fmt.Errorf("%s is not a number (want a plain decimal such as -1.5e3)", quote(s))
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("value %s is not finite (beyond the float64 range)", quote(s))
+	}
+	return v, nil
+}
+
+// parseIndex parses a LIBSVM feature index: decimal digits, between 1 and
+// limits.MaxDim.
+func parseIndex(s string) (int, error) {
+	if s == "" || strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+		return 0, fmt.Errorf("index %s is not a positive integer", quote(s))
+	}
+	digits := strings.TrimLeft(s, "0")
+	if digits == "" {
+		return 0, errors.New("feature index 0: indices start at 1")
+	}
+	v := 0
+	if len(digits) <= 9 { // below 10⁹: no overflow
+		for i := 0; i < len(digits); i++ {
+			v = 10*v + int(digits[i]-'0')
+		}
+	}
+	if v == 0 || v > limits.MaxDim {
+		if len(digits) > maxQuoted {
+			digits = digits[:maxQuoted] + fmt.Sprintf("… (%d digits)", len(digits))
+		}
+		return 0, fmt.Errorf("feature index %s is above the limit %d", digits, limits.MaxDim)
+	}
+	return v, nil
 }

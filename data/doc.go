@@ -8,6 +8,43 @@
 // rejects malformed input with an error naming the line: empty files,
 // rows of the wrong length, non-numeric cells and NaN or Inf values.
 //
+// # Numbers
+//
+// A cell of a CSV file, and a label or value of a LIBSVM file, is a plain
+// decimal number: an optional sign, digits with an optional fraction (at
+// least one digit in all: 1, -2.5, .5 and 5. are numbers), and an optional
+// exponent (1e3, 2.5E-7). The other forms that Go's strconv.ParseFloat
+// accepts are refused: digit separators (1_000), hexadecimal (0x1p4), Inf,
+// Infinity and NaN in any case; so are numbers beyond the float64 range
+// (1e400), while numbers below it round to zero (1e-400). CSV cells may be
+// quoted and are trimmed of spaces. A UTF-8 byte-order mark at the start
+// of a file is skipped.
+//
+// # Limits
+//
+// Every size that comes from a file is checked before memory of that size
+// is allocated (the limits are those of package internal/limits):
+//
+//   - a LIBSVM feature index, and so the width of a LIBSVM data set, is at
+//     most limits.MaxDim (2²⁴); a CSV header has at most limits.MaxDim
+//     feature columns;
+//   - a matrix read at once (a whole file, or one CSVReader.Read batch)
+//     holds at most limits.MaxElements (2³⁰) values, 8 GiB; larger CSV
+//     files can be streamed in batches;
+//   - a LIBSVM line, or a CSV record, is at most MaxLineBytes (256 MiB);
+//   - class labels are integers from 0 to limits.MaxClasses−1 (2²⁰−1).
+//
+// LIBSVM files are read sparsely: while reading, memory follows the stored
+// entries (zeros are not stored), not the width; the dense matrix is
+// allocated at the end, once rows × width has been checked, and a file
+// that passes the limit is refused at the line where it does. ReadLIBSVM
+// takes the width from the caller when it is known (the input dimension of
+// a model, or the width of the training file), so that a test file whose
+// largest index is smaller reads at the right width.
+//
+// Error messages are one line and quote at most a short prefix (40 bytes)
+// of the offending text, with its length, the line and the column.
+//
 // The UCI Letter Recognition data set (20000 rows, 16 features, 26
 // classes; Frey & Slate 1991, as shipped in Debian's r-cran-mlbench) is
 // embedded as the default data set; its conventional split is the first

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/internal/parallel"
 	"github.com/kernelkit/kernelkit/internal/rng"
 	"github.com/kernelkit/kernelkit/internal/vmath"
@@ -266,17 +267,29 @@ func FromSpec(s Spec) (*Map, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.InputDim <= 0 || s.M <= 0 {
-		return nil, fmt.Errorf("features: spec has input dimension %d and %d projections", s.InputDim, s.M)
+	// Every size is checked against its limit, and the product m·d for
+	// overflow, before it is compared with the stored slices or used.
+	if err := limits.Dim("features: spec input dimension", s.InputDim); err != nil {
+		return nil, err
+	}
+	if err := limits.Dim("features: spec number of projections m", s.M); err != nil {
+		return nil, err
+	}
+	if err := limits.Dim("features: spec number of features", s.Features); err != nil {
+		return nil, err
 	}
 	want := s.M
 	if k == kindSinCos || k == kindHyperbolic {
-		want = 2 * s.M
+		want = 2 * s.M // s.M ≤ limits.MaxDim: no overflow
 	}
 	if s.Features != want {
 		return nil, fmt.Errorf("features: spec has %d features, form %s with %d projections needs %d", s.Features, form, s.M, want)
 	}
-	if len(s.W) != s.M*s.InputDim {
+	nw, err := limits.Matrix("features: spec projection", s.M, s.InputDim)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.W) != nw {
 		return nil, fmt.Errorf("features: spec projection has %d values, want %d×%d", len(s.W), s.M, s.InputDim)
 	}
 	for _, v := range s.W {
@@ -287,8 +300,13 @@ func FromSpec(s Spec) (*Map, error) {
 	if k == kindCos && len(s.B) != s.M {
 		return nil, fmt.Errorf("features: spec bias has %d values, want %d", len(s.B), s.M)
 	}
-	if kname == "rbf" && !(s.Gamma > 0) {
-		return nil, fmt.Errorf("features: spec rbf gamma must be positive, got %v", s.Gamma)
+	for _, v := range s.B {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, errors.New("features: spec bias has a non-finite value")
+		}
+	}
+	if kname == "rbf" && (!(s.Gamma > 0) || math.IsInf(s.Gamma, 0)) {
+		return nil, fmt.Errorf("features: spec rbf gamma must be positive and finite, got %v", s.Gamma)
 	}
 	s.Kernel, s.Form = kname, form
 	mp := &Map{spec: s, kind: k, m: s.M, d: s.InputDim, w: mat.NewDense(s.M, s.InputDim, s.W)}

@@ -16,6 +16,10 @@ const MaxElements = 1 << 30
 // MaxDim is the largest input or feature dimension accepted (2²⁴).
 const MaxDim = 1 << 24
 
+// MaxClasses is the largest number of classes of a classifier (2²⁰): class
+// indices run from 0 to MaxClasses−1.
+const MaxClasses = 1 << 20
+
 // Mul returns a·b, or an error if either is negative or the product
 // overflows int.
 func Mul(a, b int) (int, error) {
