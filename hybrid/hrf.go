@@ -407,3 +407,20 @@ func Gaussian(d int, c float64, o Options) (*HRF, error) {
 	}
 	return New([]features.Pair{pos, trig}, []Lambda{{A: 0, P: l}})
 }
+
+// MatchFLOPs returns Options for an angular or Gaussian hybrid whose
+// feature-map construction costs about as much as a plain map with D
+// features from D/2 projections (the trigonometric map), for inputs of
+// dimension d, following the FLOP matching of HRF Sec. 4.1: with shared
+// base projections (M of them) and N λ projections the cost is
+// 2d(M + N) + 8MN (projections, then two outer products of 2M by N).
+// N is 4 unless that leaves no room, M the largest that fits.
+func MatchFLOPs(d, D int) Options {
+	budget := float64(D) * float64(d)
+	n := 4
+	for n > 1 && 2*float64(d)*float64(n+1)+8*float64(n) > budget {
+		n--
+	}
+	m := int((budget - 2*float64(d)*float64(n)) / (2*float64(d) + 8*float64(n)))
+	return Options{M: max(m, 1), N: n, Shared: true}
+}

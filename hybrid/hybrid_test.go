@@ -301,31 +301,6 @@ func TestDimensions(t *testing.T) {
 	}
 }
 
-func TestSoftmaxQuality(t *testing.T) {
-	q, _ := sampler.Gaussian{}.Sample(20, 6, 1)
-	c, _ := sampler.Gaussian{}.Sample(50, 6, 2)
-	q.Scale(0.3, q)
-	c.Scale(0.3, c)
-	// An exact "estimator": the complex exponential one at its zero-variance
-	// point does not exist for all pairs, so use many features and check
-	// that the metrics are small and shrink with more features.
-	w1At := func(m int) float64 {
-		mp, _ := mapFromW("softmax", "trig", 0, mustSample(m, 6, 3), 0, sampler.Gaussian{})
-		w1, ks, neg, err := SoftmaxQuality(features.Symmetric(mp), q, c)
-		if err != nil || ks > w1+1e-12 || neg < 0 || neg > 1 {
-			t.Fatalf("metrics %v %v %v %v", w1, ks, neg, err)
-		}
-		return w1
-	}
-	if a, b := w1At(16), w1At(4096); !(b < a/4) {
-		t.Errorf("W1 %v at m=16, %v at m=4096: want a fall of 4x or more", a, b)
-	}
-	pos, _ := mapFromW("softmax", "positive", 0, mustSample(64, 6, 3), 0, sampler.Gaussian{})
-	if _, _, neg, _ := SoftmaxQuality(features.Symmetric(pos), q, c); neg != 0 {
-		t.Errorf("positive features gave %v negative estimates", neg)
-	}
-}
-
 func mustSample(m, d int, seed uint64) *mat.Dense {
 	w, _ := sampler.Gaussian{}.Sample(m, d, seed)
 	return w
