@@ -129,11 +129,11 @@ func (pl *Plot) Save(path string) error {
 	p.Y.Label.Text = pl.YLabel
 	if pl.LogX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Tick.Marker = logTicks{}
 	}
 	if pl.LogY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = logTicks{}
 	}
 	if len(pl.XTicks) > 0 {
 		var ts []plot.Tick
@@ -182,6 +182,21 @@ func (pl *Plot) Save(path string) error {
 		_, err := wt.WriteTo(out)
 		return err
 	})
+}
+
+// logTicks are gonum's logarithmic ticks with short labels (1e-05, 0.001,
+// 100) instead of the float noise of 10^k computed in floating point.
+type logTicks struct{}
+
+// Ticks returns the ticks between min and max.
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.LogTicks{}.Ticks(min, max)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', 3, 64)
+		}
+	}
+	return ts
 }
 
 func format(path string) string {

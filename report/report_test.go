@@ -37,3 +37,11 @@ func TestPlotSave(t *testing.T) {
 		t.Errorf("empty plot: %v", err)
 	}
 }
+
+func TestLogTickLabels(t *testing.T) {
+	for _, tk := range (logTicks{}).Ticks(1e-7, 300) {
+		if len(tk.Label) > 6 {
+			t.Errorf("tick %g labelled %q", tk.Value, tk.Label)
+		}
+	}
+}

@@ -127,6 +127,8 @@ func TestBadInput(t *testing.T) {
 	text := write(t, dir, "text.csv", "a,b,label\n1,x,0\n")
 	nan := write(t, dir, "nan.csv", "a,b,label\n1,NaN,0\n")
 	inf := write(t, dir, "inf.csv", "a,b,label\n1,+Inf,0\n")
+	oneLabel := write(t, dir, "one.csv", "a,b,label\n1,2,3\n3,4,3\n")
+	twoCols := write(t, dir, "two.csv", "x.box,y.box,label\n1,2,3\n")
 	mpath := filepath.Join(dir, "m.kk")
 	if _, err := run(t, "fit", "--train", good, "--features", "16", "--model", mpath); err != nil {
 		t.Fatal(err)
@@ -156,6 +158,15 @@ func TestBadInput(t *testing.T) {
 		{[]string{"predict", "--model", v2, "--data", good}, "version 7"},
 		{[]string{"predict", "--model", mpath, "--data", ragged}, "fields"},
 		{[]string{"demo", "--features", "0"}, "feature count"},
+		{[]string{"demo", "--gamma", "nan"}, "not a finite number"},
+		{[]string{"fit", "--train", good, "--gamma", "nan"}, "not a finite number"},
+		{[]string{"fit", "--train", good, "--lambda", "inf"}, "not a finite number"},
+		{[]string{"fit", "--train", good, "--label", "label", "--label", "label"}, "given twice"},
+		{[]string{"fit", "--train", oneLabel}, "every training label is 3"},
+		{[]string{"fit", "--train", good, "--test", twoCols}, "missing"},
+		{[]string{"predict", "--model", mpath, "--data", twoCols}, "missing"},
+		{[]string{"transform", "--model", mpath, "--data", twoCols}, "missing"},
+		{[]string{"fit", "--train", good, "--format", "arff"}, "unknown format"},
 		{[]string{"frobnicate"}, "unknown command"},
 	} {
 		_, err := run(t, c.args...)
@@ -201,13 +212,18 @@ func TestAttentionCommand(t *testing.T) {
 }
 
 func TestEstimateCommand(t *testing.T) {
-	out, err := run(t, "estimate", "--draws", "20", "--estimator", "trig,positive,angular,gaussian", "--json")
+	// "bipolar" is HRF App. F (hybrid.GaussianBipolar), "gaussian" HRF
+	// Eq. 20 (hybrid.Gaussian), as in the catalog.
+	out, err := run(t, "estimate", "--draws", "20", "--estimator", "trig,positive,angular,bipolar,gaussian", "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var rows []map[string]any
-	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 4*39 {
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 5*39 {
 		t.Fatalf("estimate --json: %v, %d rows", err, len(rows))
+	}
+	if b, g := rows[3*39+5], rows[4*39+5]; b["estimator"] != "bipolar" || g["estimator"] != "gaussian" || b["rel_error"] == g["rel_error"] {
+		t.Errorf("bipolar and gaussian rows: %v, %v", b, g)
 	}
 	dir := t.TempDir()
 	csv := letterCSV(t, dir, "l.csv", 0, 300)

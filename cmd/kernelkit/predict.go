@@ -5,138 +5,126 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
+	"github.com/kernelkit/kernelkit/linear"
 	"github.com/kernelkit/kernelkit/model"
 )
 
-func loadModel(path string) (*model.Model, error) {
-	if path == "" {
-		return nil, errors.New("--model is required")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	m, err := model.Load(bufio.NewReader(f))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return m, nil
+// dataOptions are the flags of the rows that predict and transform read.
+type dataOptions struct {
+	model, data, format, label, out string
 }
 
-// readForModel reads data whose feature columns match the model; a label
-// column (named by label, or one extra last column) is optional.
-func readForModel(path, format, label string, d int) (*data.Dataset, error) {
-	if label != "" {
-		return readData(path, format, label, false)
+func (o *dataOptions) bind(fl *pflag.FlagSet, modelUsage, labelUsage string) {
+	onceVar(fl, &o.model, "model", "", modelUsage)
+	onceVar(fl, &o.data, "data", "", "rows to read (CSV or LIBSVM)")
+	fl.StringVar(&o.format, "format", "auto", "data format: auto, csv or libsvm")
+	onceVar(fl, &o.label, "label", "", labelUsage)
+	onceVar(fl, &o.out, "out", "", "output file (default standard output)")
+}
+
+// load reads the model and the rows matched to its columns: by name when
+// the model stores them (reordered, or refused with the names that
+// differ), else by position; the width always comes from the model.
+func (o *dataOptions) load() (*model.Model, *data.Dataset, error) {
+	if o.model == "" {
+		return nil, nil, errors.New("--model is required")
 	}
-	ds, err := readData(path, format, "", true)
+	f, err := os.Open(o.model)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	switch ds.Cols() {
-	case d:
-		return ds, nil
-	case d + 1:
-		return readData(path, format, "", false)
+	m, err := model.Load(bufio.NewReader(f))
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return nil, fmt.Errorf("%s has %d columns, the model expects %d features (plus an optional label)", path, ds.Cols(), d)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", o.model, err)
+	}
+	label := o.label
+	if label == "" {
+		label = m.Label
+	}
+	ds, err := data.Open(o.data, data.OpenOptions{Format: o.format, Label: label, Columns: m.Columns, Width: m.Map.InputDim()})
+	return m, ds, err
+}
+
+type predictOptions struct {
+	dataOptions
+	scores bool
 }
 
 func newPredict() *cobra.Command {
-	var modelPath, dataPath, format, label, out string
-	var scores bool
+	o := &predictOptions{}
 	cmd := &cobra.Command{
 		Use:   "predict --model m.kk --data C.csv",
 		Short: "Predict with a saved model",
 		Long: "predict writes one prediction per row as CSV (class index, or value for regression).\n" +
-			"If the data has a label column, the accuracy (or RMSE) goes to standard error.",
+			"Columns are matched to the model's by name. If the data has a label column, the\n" +
+			"accuracy (or RMSE) goes to standard error.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := loadModel(modelPath)
-			if err != nil {
-				return err
-			}
-			ds, err := readForModel(dataPath, format, label, m.Map.InputDim())
-			if err != nil {
-				return err
-			}
-			s, err := m.Predict(ds.X)
-			if err != nil {
-				return err
-			}
-			n, k := s.Dims()
-			pred := argmax(s)
-			if err := writeOut(cmd, out, func(w io.Writer) error {
-				bw := bufio.NewWriter(w)
-				bw.WriteString("prediction")
-				if scores && m.Task == model.Classification {
-					for j := 0; j < k; j++ {
-						fmt.Fprintf(bw, ",score%d", j)
-					}
-				}
-				bw.WriteByte('\n')
-				for i := 0; i < n; i++ {
-					if m.Task == model.Classification {
-						bw.WriteString(strconv.Itoa(pred[i]))
-						if scores {
-							for j := 0; j < k; j++ {
-								bw.WriteByte(',')
-								bw.WriteString(strconv.FormatFloat(s.At(i, j), 'g', -1, 64))
-							}
-						}
-					} else {
-						bw.WriteString(strconv.FormatFloat(s.At(i, 0), 'g', -1, 64))
-					}
-					bw.WriteByte('\n')
-				}
-				return bw.Flush()
-			}); err != nil {
-				return err
-			}
-			if ds.Y != nil {
-				if m.Task == model.Classification {
-					c := 0
-					for i, p := range pred {
-						if float64(p) == ds.Y[i] {
-							c++
-						}
-					}
-					notice(cmd, "accuracy %.4f on %d rows", float64(c)/float64(n), n)
-				} else {
-					var e float64
-					for i, y := range ds.Y {
-						e += (s.At(i, 0) - y) * (s.At(i, 0) - y)
-					}
-					notice(cmd, "RMSE %.6g on %d rows", math.Sqrt(e/float64(n)), n)
-				}
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&modelPath, "model", "", "model file written by fit --model")
-	fl.StringVar(&dataPath, "data", "", "rows to predict (CSV or LIBSVM)")
-	fl.StringVar(&format, "format", "auto", "data format: auto, csv or libsvm")
-	fl.StringVar(&label, "label", "", "name of the label column, if any")
-	fl.StringVar(&out, "out", "", "output file (default standard output)")
-	fl.BoolVar(&scores, "scores", false, "also write the class scores")
+	o.bind(cmd.Flags(), "model file written by fit --model", "name of the label column, if any (default: the model's)")
+	cmd.Flags().BoolVar(&o.scores, "scores", false, "also write the class scores")
 	return cmd
 }
 
+func (o *predictOptions) run(cmd *cobra.Command) error {
+	m, ds, err := o.load()
+	if err != nil {
+		return err
+	}
+	ev, err := m.Evaluate(ds, 0)
+	if err != nil {
+		return err
+	}
+	s := ev.Scores
+	_, k := s.Dims()
+	classify := m.Task == model.Classification
+	header := "prediction"
+	if o.scores && classify {
+		for j := range k {
+			header += ",score" + strconv.Itoa(j)
+		}
+	}
+	pred := linear.Argmax(s)
+	if err := writeOut(cmd, o.out, func(w io.Writer) error {
+		return writeRows(w, header, ds.Rows(), func(b []byte, i int) []byte {
+			if !classify {
+				return strconv.AppendFloat(b, s.At(i, 0), 'g', -1, 64)
+			}
+			b = strconv.AppendInt(b, int64(pred[i]), 10)
+			for j := 0; o.scores && j < k; j++ {
+				b = strconv.AppendFloat(append(b, ','), s.At(i, j), 'g', -1, 64)
+			}
+			return b
+		})
+	}); err != nil || !ev.Labelled {
+		return err
+	}
+	if classify {
+		return notice(cmd, "accuracy %.4f on %d rows", ev.Accuracy, ev.Rows)
+	}
+	return notice(cmd, "RMSE %.6g on %d rows", ev.RMSE, ev.Rows)
+}
+
+type transformOptions struct {
+	dataOptions
+	feat   featureOptions
+	scaled bool
+}
+
 func newTransform() *cobra.Command {
-	var ff featureFlags
-	var modelPath, dataPath, format, label, out string
-	var scaled bool
+	o := &transformOptions{}
 	cmd := &cobra.Command{
 		Use:   "transform --data C.csv (--model m.kk | --kernel K --features D ...)",
 		Short: "Write the random features of rows as CSV",
@@ -144,87 +132,88 @@ func newTransform() *cobra.Command {
 			"otherwise a map drawn from the feature flags, applied to the raw columns. A label column\n" +
 			"(--label, or one column more than a model expects) is dropped.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var z *mat.Dense
-			var logScale []float64
-			if modelPath != "" {
-				m, err := loadModel(modelPath)
-				if err != nil {
-					return err
-				}
-				ds, err := readForModel(dataPath, format, label, m.Map.InputDim())
-				if err != nil {
-					return err
-				}
-				if z, err = m.Features(ds.X); err != nil {
-					return err
-				}
-			} else {
-				ds, err := readData(dataPath, format, label, label == "")
-				if err != nil {
-					return err
-				}
-				fc, err := ff.config(cmd, ds.Cols())
-				if err != nil {
-					return err
-				}
-				mp, err := features.New(fc, ds.Cols())
-				if err != nil {
-					return err
-				}
-				n, _ := ds.X.Dims()
-				z = mat.NewDense(n, mp.Dim(), nil)
-				if scaled {
-					if logScale, err = mp.TransformScaled(z, ds.X); err != nil {
-						return err
-					}
-				} else if err := mp.Transform(z, ds.X); err != nil {
-					if errors.Is(err, features.ErrOverflow) {
-						return fmt.Errorf("%w; --scaled writes row-scaled features with a log_scale column", err)
-					}
-					return err
-				}
-			}
-			return writeOut(cmd, out, func(w io.Writer) error { return writeMatrix(w, z, logScale) })
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
-	ff.register(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&modelPath, "model", "", "use this model's scaler and feature map")
-	fl.StringVar(&dataPath, "data", "", "rows to transform (CSV or LIBSVM)")
-	fl.StringVar(&format, "format", "auto", "data format: auto, csv or libsvm")
-	fl.StringVar(&label, "label", "", "name of a label column to drop")
-	fl.StringVar(&out, "out", "", "output file (default standard output)")
-	fl.BoolVar(&scaled, "scaled", false, "write row-scaled features and a log_scale column (exponential maps never overflow)")
+	o.feat.bind(fl)
+	o.bind(fl, "use this model's scaler and feature map", "name of a label column to drop")
+	fl.BoolVar(&o.scaled, "scaled", false, "write row-scaled features and a log_scale column (exponential maps never overflow)")
 	return cmd
 }
 
-func writeMatrix(w io.Writer, z *mat.Dense, logScale []float64) error {
-	bw := bufio.NewWriter(w)
-	n, d := z.Dims()
-	for j := 0; j < d; j++ {
-		if j > 0 {
-			bw.WriteByte(',')
+func (o *transformOptions) run(cmd *cobra.Command) error {
+	var z *mat.Dense
+	var logScale []float64
+	if o.model != "" {
+		m, ds, err := o.load()
+		if err != nil {
+			return err
 		}
-		fmt.Fprintf(bw, "z%d", j)
+		if z, err = m.Features(ds.X); err != nil {
+			return err
+		}
+	} else {
+		ds, err := data.Open(o.data, data.OpenOptions{Format: o.format, Label: o.label, NoLabel: o.label == ""})
+		if err != nil {
+			return err
+		}
+		fc, err := o.feat.config(cmd.Flags(), ds.Cols())
+		if err != nil {
+			return err
+		}
+		mp, err := features.New(fc, ds.Cols())
+		if err != nil {
+			return err
+		}
+		z = mat.NewDense(ds.Rows(), mp.Dim(), nil)
+		if o.scaled {
+			logScale, err = mp.TransformScaled(z, ds.X)
+		} else if err = mp.Transform(z, ds.X); errors.Is(err, features.ErrOverflow) {
+			err = fmt.Errorf("%w; --scaled writes row-scaled features with a log_scale column", err)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	n, d := z.Dims()
+	header := make([]byte, 0, 8*d)
+	for j := range d {
+		if j > 0 {
+			header = append(header, ',')
+		}
+		header = strconv.AppendInt(append(header, 'z'), int64(j), 10)
 	}
 	if logScale != nil {
-		bw.WriteString(",log_scale")
+		header = append(header, ",log_scale"...)
 	}
-	bw.WriteByte('\n')
-	buf := make([]byte, 0, 32)
-	for i := 0; i < n; i++ {
-		for j, v := range z.RawRowView(i) {
-			if j > 0 {
-				bw.WriteByte(',')
+	return writeOut(cmd, o.out, func(w io.Writer) error {
+		return writeRows(w, string(header), n, func(b []byte, i int) []byte {
+			for j, v := range z.RawRowView(i) {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendFloat(b, v, 'g', -1, 64)
 			}
-			bw.Write(strconv.AppendFloat(buf[:0], v, 'g', -1, 64))
+			if logScale != nil {
+				b = strconv.AppendFloat(append(b, ','), logScale[i], 'g', -1, 64)
+			}
+			return b
+		})
+	})
+}
+
+// writeRows writes a header line and the n lines that row appends to a
+// buffer, through a buffered writer whose errors it returns.
+func writeRows(w io.Writer, header string, n int, row func(b []byte, i int) []byte) error {
+	bw := bufio.NewWriter(w)
+	b := append([]byte(header), '\n')
+	for i := 0; ; i++ {
+		if _, err := bw.Write(b); err != nil {
+			return err
 		}
-		if logScale != nil {
-			bw.WriteByte(',')
-			bw.Write(strconv.AppendFloat(buf[:0], logScale[i], 'g', -1, 64))
+		if i == n {
+			return bw.Flush()
 		}
-		bw.WriteByte('\n')
+		b = append(row(b[:0], i), '\n')
 	}
-	return bw.Flush()
 }

@@ -1,27 +1,35 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
-	"path/filepath"
-	"strings"
+	"strconv"
+	"sync"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/kernelkit/kernelkit/backend"
 	"github.com/kernelkit/kernelkit/data"
-	"github.com/kernelkit/kernelkit/sampler"
+	"github.com/kernelkit/kernelkit/internal/atomicfile"
 )
 
 // version is the program version, set at build time with -ldflags.
 var version = "dev"
 
+type rootOptions struct {
+	blas    string
+	verbose bool
+}
+
 func newRoot() *cobra.Command {
-	var blasFlag string
+	o := &rootOptions{}
 	root := &cobra.Command{
 		Use:           "kernelkit",
 		Short:         "Scalable kernel methods through random features",
@@ -30,104 +38,156 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 		Version:       version,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			switch blasFlag {
-			case "auto":
-				if err := backend.UseOpenBLAS(); err != nil {
-					notice(cmd, "notice: using pure-Go BLAS (%v)", err)
-				}
-			case "openblas":
-				if err := backend.UseOpenBLAS(); err != nil {
-					return err
-				}
-			case "gonum":
-				backend.UseGonum()
-			default:
-				return fmt.Errorf("unknown --blas %q (want auto, openblas or gonum)", blasFlag)
-			}
-			return nil
+			return o.useBLAS(cmd)
 		},
 	}
-	root.PersistentFlags().StringVar(&blasFlag, "blas", "auto", "BLAS backend: auto (OpenBLAS if installed, else pure Go), openblas or gonum")
+	fl := root.PersistentFlags()
+	fl.StringVar(&o.blas, "blas", "auto", "BLAS backend: auto (OpenBLAS if installed, else pure Go), openblas or gonum")
+	fl.BoolVarP(&o.verbose, "verbose", "v", false, "print notices (the BLAS backend chosen by --blas auto)")
 	root.AddCommand(newDemo(), newFit(), newPredict(), newTransform(), newAttention(), newEstimate(), newToeplitz(), newAnalog(), newSNNK())
 	return root
 }
 
-func notice(cmd *cobra.Command, format string, args ...any) {
-	fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...)
+// useBLAS selects the BLAS backend. The pure-Go fallback of --blas auto is
+// reported only with --verbose or --timing, where it matters.
+func (o *rootOptions) useBLAS(cmd *cobra.Command) error {
+	switch o.blas {
+	case "auto":
+		if err := backend.UseOpenBLAS(); err != nil {
+			if timing, ferr := cmd.Flags().GetBool("timing"); o.verbose || (ferr == nil && timing) {
+				return notice(cmd, "notice: using pure-Go BLAS (%v)", err)
+			}
+		}
+	case "openblas":
+		return backend.UseOpenBLAS()
+	case "gonum":
+		backend.UseGonum()
+	default:
+		return fmt.Errorf("unknown --blas %.40q (want auto, openblas or gonum)", o.blas)
+	}
+	return nil
 }
 
-// newBar returns a progress bar on stderr, hidden when stderr is not a
-// terminal.
-func newBar(total int, desc string) *progressbar.ProgressBar {
-	return progressbar.NewOptions(total,
+// notice writes one line to the command's standard error.
+func notice(cmd *cobra.Command, format string, args ...any) error {
+	_, err := fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...)
+	return err
+}
+
+// progress returns a progress callback drawing a bar on standard error
+// (hidden when it is not a terminal) and the function that ends the bar.
+// The bar is a display, not an output: a failed terminal write cannot
+// corrupt a result and is no reason to stop a long run, so its first error
+// switches the bar off instead of being returned. update may be called
+// from several goroutines.
+func progress(desc string) (update func(done, total int), finish func()) {
+	bar := progressbar.NewOptions(-1,
 		progressbar.OptionSetWriter(os.Stderr),
 		progressbar.OptionSetDescription(desc),
 		progressbar.OptionSetVisibility(term.IsTerminal(int(os.Stderr.Fd()))),
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionShowCount(),
 	)
+	var mu sync.Mutex
+	failed := false
+	update = func(done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if failed {
+			return
+		}
+		if total != bar.GetMax() {
+			bar.ChangeMax(total)
+		}
+		failed = bar.Set(done) != nil
+	}
+	finish = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !failed {
+			failed = bar.Finish() != nil
+		}
+	}
+	return update, finish
 }
 
-// readData reads a CSV (header row) or LIBSVM file; format "auto" picks
-// LIBSVM for the extensions .svm, .libsvm and .svmlight.
+// readData reads a CSV (header row) or LIBSVM file with data.Open.
 func readData(path, format, label string, noLabel bool) (*data.Dataset, error) {
-	if path == "" {
-		return nil, errors.New("no data file given")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if format == "auto" {
-		switch strings.ToLower(filepath.Ext(path)) {
-		case ".svm", ".libsvm", ".svmlight":
-			format = "libsvm"
-		default:
-			format = "csv"
-		}
-	}
-	var d *data.Dataset
-	switch format {
-	case "csv":
-		d, err = data.ReadCSV(f, data.CSVOptions{Label: label, NoLabel: noLabel})
-	case "libsvm":
-		d, err = data.ReadLIBSVM(f, 0)
-	default:
-		return nil, fmt.Errorf("unknown --format %q (want auto, csv or libsvm)", format)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return d, nil
+	return data.Open(path, data.OpenOptions{Format: format, Label: label, NoLabel: noLabel})
 }
 
-// parseSamplers parses a comma-separated list of sampler names.
-func parseSamplers(list string) ([]sampler.Sampler, error) {
-	var out []sampler.Sampler
-	for _, name := range strings.Split(list, ",") {
-		s, err := sampler.ByName(strings.TrimSpace(name))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-// writeOut calls fn with the file at path, or with the command's standard
-// output when path is empty or "-".
+// writeOut calls fn with the command's standard output when path is empty
+// or "-", and otherwise writes the file at path atomically: the old file
+// stays in place unless fn and every file operation succeed, and writing
+// stops with the context's error when the command is interrupted.
 func writeOut(cmd *cobra.Command, path string, fn func(w io.Writer) error) error {
 	if path == "" || path == "-" {
 		return fn(cmd.OutOrStdout())
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
 	}
-	if err := fn(f); err != nil {
-		f.Close()
-		return err
+	return atomicfile.Write(path, func(w io.Writer) error {
+		if err := fn(ctxWriter{ctx, w}); err != nil {
+			return err
+		}
+		return ctx.Err()
+	})
+}
+
+// ctxWriter fails once its context is done.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
 	}
-	return f.Close()
+	return c.w.Write(p)
+}
+
+// once is a string flag that may be given once: a repeated flag (two
+// --label values, say) is an error, not a silent last-one-wins.
+type once struct {
+	p   *string
+	set bool
+}
+
+func (o *once) String() string { return *o.p }
+func (o *once) Type() string   { return "string" }
+func (o *once) Set(s string) error {
+	if o.set {
+		return fmt.Errorf("given twice (%.40q and %.40q)", *o.p, s)
+	}
+	*o.p, o.set = s, true
+	return nil
+}
+
+// finite is a float flag that refuses NaN and ±Inf.
+type finite struct{ p *float64 }
+
+func (f finite) String() string { return strconv.FormatFloat(*f.p, 'g', -1, 64) }
+func (f finite) Type() string   { return "float" }
+func (f finite) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return errors.New("not a finite number")
+	}
+	*f.p = v
+	return nil
+}
+
+// onceVar binds a string flag that may be given once; floatVar a float
+// flag that must be finite.
+func onceVar(fl *pflag.FlagSet, p *string, name, value, usage string) {
+	*p = value
+	fl.Var(&once{p: p}, name, usage)
+}
+
+func floatVar(fl *pflag.FlagSet, p *float64, name string, value float64, usage string) {
+	*p = value
+	fl.Var(finite{p}, name, usage)
 }

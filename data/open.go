@@ -1,0 +1,291 @@
+package data
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// OpenOptions selects the format, the label column and the expected
+// feature columns of a file read by Open.
+type OpenOptions struct {
+	// Format is "csv", "libsvm", or "" (also "auto"): LIBSVM for the
+	// extensions .svm, .libsvm and .svmlight, CSV for .csv, and otherwise
+	// LIBSVM when the first data line looks like "label idx:value ...",
+	// CSV if not.
+	Format string
+	// Label names the CSV label column. Without Columns or Width, empty
+	// means the last column (unless NoLabel is set) and a name the file
+	// does not have is an error. With Columns it is optional: the column is
+	// the label if the file has it.
+	Label string
+	// NoLabel reads every CSV column as a feature.
+	NoLabel bool
+	// Columns, if set, are the expected CSV feature columns in order (a
+	// model's column names): the file's columns are matched by name and
+	// reordered; a file that lacks one of them, or has a column that is
+	// neither one of them nor the label, is refused with the names. With
+	// Label empty, a single unexpected last column is taken as the label.
+	Columns []string
+	// Width, if positive, is the expected number of feature columns (a
+	// model's input dimension). A CSV file without Columns is matched by
+	// position: Width columns, or Width+1 with the label last (or named by
+	// Label). A LIBSVM file gets exactly Width columns: features beyond
+	// its largest index are zero, an index beyond Width is an error.
+	Width int
+}
+
+// Open reads the data set in the file at path. Every error names the file.
+// It checks the columns against opt (see OpenOptions), so that data meant
+// for a fitted model reach it in the model's column order.
+func Open(path string, opt OpenOptions) (*Dataset, error) {
+	if path == "" {
+		return nil, errors.New("data: no data file given")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := read(bufio.NewReaderSize(f, 64<<10), path, opt)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ds, nil
+}
+
+func read(br *bufio.Reader, path string, opt OpenOptions) (*Dataset, error) {
+	if len(opt.Columns) > 0 && opt.Width > 0 && len(opt.Columns) != opt.Width {
+		return nil, fmt.Errorf("data: %d expected column names for width %d", len(opt.Columns), opt.Width)
+	}
+	format, err := sniff(br, path, opt.Format)
+	if err != nil {
+		return nil, err
+	}
+	if format == "libsvm" {
+		return ReadLIBSVM(br, opt.Width)
+	}
+	if len(opt.Columns) == 0 && opt.Width <= 0 {
+		return ReadCSV(br, CSVOptions{Label: opt.Label, NoLabel: opt.NoLabel})
+	}
+	all, err := ReadCSV(br, CSVOptions{NoLabel: true})
+	if err != nil {
+		return nil, err
+	}
+	var feat []int
+	label := -1
+	if len(opt.Columns) > 0 {
+		feat, label, err = matchNames(all.Names, opt)
+	} else {
+		feat, label, err = matchWidth(all.Names, opt)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return selectColumns(all, feat, label), nil
+}
+
+// sniff returns the format to read: format itself, or for "" and "auto"
+// the one the extension or the first data line shows.
+func sniff(br *bufio.Reader, path, format string) (string, error) {
+	switch format {
+	case "csv", "libsvm":
+		return format, nil
+	case "", "auto":
+	default:
+		return "", fmt.Errorf("data: unknown format %.40q (want auto, csv or libsvm)", format)
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".svm", ".libsvm", ".svmlight":
+		return "libsvm", nil
+	case ".csv":
+		return "csv", nil
+	}
+	head, err := br.Peek(br.Size())
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return "", err
+	}
+	for line := range bytes.Lines(head) {
+		if i := bytes.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		fields := bytes.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		if len(fields) < 2 || bytes.IndexByte(line, ',') >= 0 {
+			return "csv", nil
+		}
+		for _, f := range fields[1:] {
+			k, _, ok := bytes.Cut(f, []byte(":"))
+			if !ok || len(k) == 0 || len(bytes.Trim(k, "0123456789")) != 0 {
+				return "csv", nil
+			}
+		}
+		return "libsvm", nil
+	}
+	return "csv", nil
+}
+
+// matchNames returns the column indices of opt.Columns in names, and of
+// the label (−1 if none).
+func matchNames(names []string, opt OpenOptions) (feat []int, label int, err error) {
+	at := make(map[string]int, len(names))
+	for i, n := range names {
+		if _, dup := at[n]; dup {
+			return nil, -1, fmt.Errorf("data: column %.40q appears twice", n)
+		}
+		at[n] = i
+	}
+	label = -1
+	if i, ok := at[opt.Label]; ok && opt.Label != "" && !opt.NoLabel {
+		label = i
+	}
+	used := make([]bool, len(names))
+	var missing, extra []string
+	for _, c := range opt.Columns {
+		i, ok := at[c]
+		if !ok || i == label {
+			missing = append(missing, c)
+			continue
+		}
+		feat = append(feat, i)
+		used[i] = true
+	}
+	for i, n := range names {
+		if !used[i] && i != label {
+			extra = append(extra, n)
+		}
+	}
+	if len(extra) == 1 && len(missing) == 0 && label < 0 && opt.Label == "" && !opt.NoLabel && !used[len(names)-1] {
+		return feat, len(names) - 1, nil
+	}
+	if len(missing)+len(extra) > 0 {
+		var parts []string
+		if len(missing) > 0 {
+			parts = append(parts, "missing "+nameList(missing))
+		}
+		if len(extra) > 0 {
+			parts = append(parts, "unexpected "+nameList(extra))
+		}
+		return nil, -1, fmt.Errorf("data: columns do not match the expected ones: %s", strings.Join(parts, "; "))
+	}
+	return feat, label, nil
+}
+
+// matchWidth matches names by position to opt.Width feature columns and
+// an optional label.
+func matchWidth(names []string, opt OpenOptions) (feat []int, label int, err error) {
+	label = -1
+	switch {
+	case opt.Label != "" && !opt.NoLabel:
+		for i, n := range names {
+			if n == opt.Label {
+				label = i
+			}
+		}
+		if label < 0 {
+			return nil, -1, fmt.Errorf("data: no column %.40q", opt.Label)
+		}
+	case len(names) == opt.Width+1 && !opt.NoLabel:
+		label = len(names) - 1
+	}
+	for i := range names {
+		if i != label {
+			feat = append(feat, i)
+		}
+	}
+	if len(feat) != opt.Width {
+		return nil, -1, fmt.Errorf("data: %d feature columns, want %d (plus an optional label)", len(feat), opt.Width)
+	}
+	return feat, label, nil
+}
+
+// selectColumns returns the data set of the columns feat of ds (all
+// features), with column label (−1: none) as the target.
+func selectColumns(ds *Dataset, feat []int, label int) *Dataset {
+	n := ds.Rows()
+	out := &Dataset{X: mat.NewDense(n, len(feat), nil), Names: make([]string, len(feat))}
+	for j, c := range feat {
+		out.Names[j] = ds.Names[c]
+	}
+	if label >= 0 {
+		out.Label = ds.Names[label]
+		out.Y = make([]float64, n)
+	}
+	for i := 0; i < n; i++ {
+		src, dst := ds.X.RawRowView(i), out.X.RawRowView(i)
+		for j, c := range feat {
+			dst[j] = src[c]
+		}
+		if label >= 0 {
+			out.Y[i] = src[label]
+		}
+	}
+	return out
+}
+
+// nameList quotes up to four names (each cut to 40 bytes) and counts the
+// rest, so that an error message stays one short line.
+func nameList(names []string) string {
+	var b strings.Builder
+	for i, n := range names {
+		if i == 4 {
+			fmt.Fprintf(&b, " and %d more", len(names)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%.40q", n)
+	}
+	return b.String()
+}
+
+// CSVFile streams a CSV file for a fit in passes (model.FitStream): a
+// CSVReader whose errors name the file.
+type CSVFile struct {
+	r    *CSVReader
+	f    *os.File
+	path string
+}
+
+// OpenCSV opens the CSV file at path and reads its header.
+func OpenCSV(path string, opt CSVOptions) (*CSVFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := NewCSVReader(f, opt)
+	if err != nil {
+		if cerr := f.Close(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &CSVFile{r: r, f: f, path: path}, nil
+}
+
+// Names returns the feature column names.
+func (c *CSVFile) Names() []string { return c.r.Names() }
+
+// Read returns the next batch of rows as CSVReader.Read does.
+func (c *CSVFile) Read(max int) (*mat.Dense, []float64, error) {
+	x, y, err := c.r.Read(max)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("%s: %w", c.path, err)
+	}
+	return x, y, err
+}
+
+// Close closes the file.
+func (c *CSVFile) Close() error { return c.f.Close() }

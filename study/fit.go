@@ -1,0 +1,204 @@
+package study
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/kernelkit/kernelkit/backend"
+	"github.com/kernelkit/kernelkit/data"
+	"github.com/kernelkit/kernelkit/features"
+	"github.com/kernelkit/kernelkit/model"
+)
+
+// FitConfig configures Fit.
+type FitConfig struct {
+	// Model holds the options of the fit: task, feature map, λ and its
+	// selection, standardisation. Its Progress is replaced by Fit's
+	// progress argument.
+	Model model.Options
+	// Train is the training set held in memory.
+	Train *data.Dataset
+	// Stream, used when Train is nil, opens passes over training rows
+	// that are streamed (model.FitStream); Names are their feature column
+	// names. StreamCSV makes both for a CSV file.
+	Stream model.Opener
+	Names  []string
+	// Test is the evaluation set; nil evaluates on Train.
+	Test *data.Dataset
+	// GramRows is the number of evaluation rows of the Gram-error
+	// measurement (default 1000).
+	GramRows int
+}
+
+// FitResult is the record of one fit: the map, the metrics on the test set
+// (or the training set without one), the relative Gram error
+// ‖K − ZZᵀ‖_F/‖K‖_F of the map on the first GramRows evaluation rows, and
+// the time of fit plus prediction.
+type FitResult struct {
+	Kernel        string   `json:"kernel"`
+	Form          string   `json:"form"`
+	Sampler       string   `json:"sampler"`
+	Features      int      `json:"features"`
+	Gamma         float64  `json:"gamma,omitempty"`
+	Lambda        float64  `json:"lambda"`
+	Task          string   `json:"task"`
+	TrainRows     int      `json:"train_rows"`
+	TestRows      int      `json:"test_rows"`
+	TestAccuracy  *float64 `json:"test_accuracy,omitempty"`
+	TestRMSE      *float64 `json:"test_rmse,omitempty"`
+	TrainAccuracy *float64 `json:"train_accuracy,omitempty"`
+	TrainRMSE     *float64 `json:"train_rmse,omitempty"`
+	GramError     *float64 `json:"gram_error,omitempty"`
+	GramNote      string   `json:"gram_note,omitempty"`
+	GramRows      int      `json:"gram_rows"`
+	Seconds       float64  `json:"seconds"`
+	Backend       string   `json:"backend"`
+}
+
+// Fit fits a model (model.Fit, or model.FitStream for streamed rows) and
+// evaluates it with model.Evaluate. Seconds covers the fit and the
+// prediction of the evaluation rows; the Gram error is measured after.
+// progress, if not nil, gets the training rows done. A Gram error out of
+// reach (an exact kernel beyond float64, say) is a note, not an error.
+func Fit(ctx context.Context, cfg FitConfig, progress func(done, total int)) (*FitResult, *model.Model, error) {
+	opt := cfg.Model
+	opt.Progress = progress
+	eval := cfg.Test
+	if eval == nil {
+		eval = cfg.Train
+	}
+	if eval == nil {
+		return nil, nil, errors.New("study: a fit on streamed rows needs a test set (the training rows are not kept)")
+	}
+	start := time.Now()
+	var m *model.Model
+	var err error
+	switch {
+	case cfg.Train != nil:
+		m, err = model.Fit(ctx, opt, cfg.Train)
+	case cfg.Stream != nil:
+		m, err = model.FitStream(ctx, opt, cfg.Stream, cfg.Names)
+	default:
+		err = errors.New("study: no training rows")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	ev, err := m.Evaluate(eval, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &FitResult{Lambda: m.Linear.Lambda, Task: string(m.Task), TrainRows: m.TrainRows,
+		Seconds: time.Since(start).Seconds(), Backend: backend.Name()}
+	if mp, ok := m.Map.(*features.Map); ok {
+		s := mp.Spec()
+		r.Kernel, r.Form, r.Sampler, r.Features, r.Gamma = s.Kernel, s.Form, s.Sampler, s.Features, s.Gamma
+	}
+	if cfg.Test != nil {
+		r.TestRows = cfg.Test.Rows()
+	}
+	if ev.Labelled {
+		acc, rmse := &r.TrainAccuracy, &r.TrainRMSE
+		if cfg.Test != nil {
+			acc, rmse = &r.TestAccuracy, &r.TestRMSE
+		}
+		if m.Task == model.Classification {
+			*acc = &ev.Accuracy
+		} else {
+			*rmse = &ev.RMSE
+		}
+	}
+	n := cfg.GramRows
+	if n <= 0 {
+		n = 1000
+	}
+	n = min(n, eval.Rows())
+	g, err := m.Evaluate(&data.Dataset{X: eval.X.Slice(0, n, 0, eval.Cols()).(*mat.Dense)}, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	if g.GramRows == 0 {
+		r.GramNote = g.GramNote
+	} else {
+		r.GramError, r.GramRows = &g.GramError, g.GramRows
+	}
+	return r, m, nil
+}
+
+// Text returns the result as the lines fit prints: map, metrics, Gram
+// error and time.
+func (r *FitResult) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "kernel %s/%s, sampler %s, D=%d, λ=%g, %d training rows, backend %s\n",
+		r.Kernel, r.Form, r.Sampler, r.Features, r.Lambda, r.TrainRows, r.Backend)
+	if r.TestAccuracy != nil {
+		fmt.Fprintf(&b, "test accuracy   %.4f (%d rows)\n", *r.TestAccuracy, r.TestRows)
+	}
+	if r.TestRMSE != nil {
+		fmt.Fprintf(&b, "test RMSE       %.4g (%d rows)\n", *r.TestRMSE, r.TestRows)
+	}
+	if r.TrainAccuracy != nil {
+		fmt.Fprintf(&b, "train accuracy  %.4f\n", *r.TrainAccuracy)
+	}
+	if r.TrainRMSE != nil {
+		fmt.Fprintf(&b, "train RMSE      %.4g\n", *r.TrainRMSE)
+	}
+	if r.GramError != nil {
+		fmt.Fprintf(&b, "Gram error      %.4f (first %d rows)\n", *r.GramError, r.GramRows)
+	} else {
+		fmt.Fprintf(&b, "Gram error      not available: %s\n", r.GramNote)
+	}
+	fmt.Fprintf(&b, "fit+predict     %.3f s\n", r.Seconds)
+	return b.String()
+}
+
+// ParseTask returns the task named by s: "classification" (or
+// "classify"), "regression" (or "regress"), or "auto": classification when
+// every label of d is a non-negative integer below 1000, regression
+// otherwise. For streamed rows (d nil) auto means classification.
+func ParseTask(s string, d *data.Dataset) (model.Task, error) {
+	switch s {
+	case "auto":
+		if d == nil {
+			return model.Classification, nil
+		}
+		for _, y := range d.Y {
+			if y < 0 || y != math.Trunc(y) || y >= 1000 {
+				return model.Regression, nil
+			}
+		}
+		return model.Classification, nil
+	case "classification", "classify":
+		return model.Classification, nil
+	case "regression", "regress":
+		return model.Regression, nil
+	}
+	return "", fmt.Errorf("unknown task %.40q (want auto, classification or regression)", s)
+}
+
+// StreamCSV returns the opener of passes over the CSV file at path (label
+// column as in opt) for FitConfig.Stream, and its feature column names.
+func StreamCSV(path string, opt data.CSVOptions) (model.Opener, []string, error) {
+	f, err := data.OpenCSV(path, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	names := f.Names()
+	if err := f.Close(); err != nil {
+		return nil, nil, err
+	}
+	open := func() (model.Batches, func() error, error) {
+		f, err := data.OpenCSV(path, opt)
+		if err != nil {
+			return nil, nil, err
+		}
+		return f, f.Close, nil
+	}
+	return open, names, nil
+}
