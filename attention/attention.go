@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/features"
+	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/internal/parallel"
 )
 
@@ -298,7 +299,20 @@ func (a *Linear) Apply(q, k, v *mat.Dense) (*mat.Dense, error) {
 	return out, nil
 }
 
-// causal runs the chunked prefix-sum form with a running key reference.
+// causal runs the chunked prefix-sum form. With log-scales ks (key rows
+// kf_s = exp(−ks_s)·φ(k_s)), row t is computed relative to its own
+// reference r_t = max_{s≤t} ks_s, the running maximum of the key
+// log-scales up to t: its terms are φ(k_s)·exp(−r_t) = kf_s·exp(ks_s − r_t)
+// with factors at most 1 (exactly 1 for the key that set the maximum), so
+// no term overflows, the largest cannot underflow, and nothing in row t —
+// not even its reference — depends on a key after t. The carried state is
+// kept relative to the reference of the last row before the chunk and is
+// scaled down when the reference rises (as online softmax does). Inside a
+// chunk the running maximum is piecewise constant; the factor of term (t,
+// s) is exp(ks_s − r_s)·exp(r_s − r_t), the first applied to key row s
+// before the C×C product and the second, 1 unless the maximum rose between
+// s and t, computed once per pair of pieces. The C×C block is checked
+// against limits.Matrix before it is allocated.
 func (a *Linear) causal(qf, kf *mat.Dense, ks []float64, v *mat.Dense) (*mat.Dense, error) {
 	l, m := qf.Dims()
 	_, dv := v.Dims()
@@ -306,42 +320,63 @@ func (a *Linear) causal(qf, kf *mat.Dense, ks []float64, v *mat.Dense) (*mat.Den
 	if c <= 0 {
 		c = 64
 	}
-	state := mat.NewDense(m, dv, nil) // Σ φ(k_s) v_sᵀ, scaled by exp(−ref)
-	z := make([]float64, m)           // Σ φ(k_s), scaled by exp(−ref)
-	ref := math.Inf(-1)
+	c = min(c, l)
+	if _, err := limits.Matrix("attention: causal chunk block", c, c); err != nil {
+		return nil, err
+	}
+	state := mat.NewDense(m, dv, nil) // Σ φ(k_s) v_sᵀ over earlier chunks, times exp(−ref)
+	z := make([]float64, m)           // Σ φ(k_s) over earlier chunks, times exp(−ref)
+	ref := math.Inf(-1)               // reference of state and z
 	out := mat.NewDense(l, dv, nil)
 	den := make([]float64, c)
-	blk := mat.NewDense(c, c, nil)
+	blkBuf := mat.NewDense(c, c, nil)
+	kcBuf := mat.NewDense(c, m, nil)
+	intraBuf := mat.NewDense(c, dv, nil)
+	upd := mat.NewDense(m, dv, nil)
+	piece := make([]int, c)           // piece of constant running maximum of each row
+	pieceRef := make([]float64, 0, c) // running maximum on each piece
+	rise := make([]float64, c)        // exp(pieceRef[p] − pieceRef[cur]) for p < cur
 	eps := a.eps()
 	for lo := 0; lo < l; lo += c {
 		hi := min(lo+c, l)
 		n := hi - lo
-		kc := mat.DenseCopyOf(kf.Slice(lo, hi, 0, m))
-		if ks != nil {
-			newRef := ref
-			for _, s := range ks[lo:hi] {
-				newRef = math.Max(newRef, s)
-			}
-			if newRef > ref && !math.IsInf(ref, -1) {
-				f := math.Exp(ref - newRef)
-				state.Scale(f, state)
-				for j := range z {
-					z[j] *= f
-				}
-			}
-			ref = newRef
-			for i := 0; i < n; i++ {
-				f := math.Exp(ks[lo+i] - ref)
-				row := kc.RawRowView(i)
-				for j := range row {
-					row[j] *= f
-				}
-			}
-		}
+		kc := kcBuf.Slice(0, n, 0, m).(*mat.Dense)
+		kc.Copy(kf.Slice(lo, hi, 0, m))
 		qc := qf.Slice(lo, hi, 0, m).(*mat.Dense)
 		oc := out.Slice(lo, hi, 0, dv).(*mat.Dense)
 		vc := v.Slice(lo, hi, 0, dv).(*mat.Dense)
-		// Inter-chunk: the carried state.
+		np := 0
+		if ks != nil {
+			// Running maximum, its pieces, and key rows relative to it.
+			pieceRef = pieceRef[:0]
+			r := ref
+			for i := 0; i < n; i++ {
+				s := ks[lo+i]
+				if i == 0 || s > r {
+					r = math.Max(r, s)
+					pieceRef = append(pieceRef, r)
+				}
+				piece[i] = len(pieceRef) - 1
+				if s < r {
+					f := math.Exp(s - r)
+					row := kc.RawRowView(i)
+					for j := range row {
+						row[j] *= f
+					}
+				}
+			}
+			np = len(pieceRef)
+		}
+		cur := -1 // piece whose factors rise holds
+		rises := func(pi int) {
+			if pi != cur {
+				for p := 0; p < pi; p++ {
+					rise[p] = math.Exp(pieceRef[p] - pieceRef[pi])
+				}
+				cur = pi
+			}
+		}
+		// Inter-chunk: the carried state, brought to each row's reference.
 		oc.Mul(qc, state)
 		for i := 0; i < n; i++ {
 			var s float64
@@ -349,22 +384,37 @@ func (a *Linear) causal(qf, kf *mat.Dense, ks []float64, v *mat.Dense) (*mat.Den
 				s += x * z[j]
 			}
 			den[i] = s
+			if ks != nil && pieceRef[piece[i]] != ref {
+				f := math.Exp(ref - pieceRef[piece[i]]) // 0 before the first chunk, where the state is 0
+				den[i] *= f
+				o := oc.RawRowView(i)
+				for j := range o {
+					o[j] *= f
+				}
+			}
 		}
 		// Intra-chunk: masked C×C product.
-		ab := blk.Slice(0, n, 0, n).(*mat.Dense)
+		ab := blkBuf.Slice(0, n, 0, n).(*mat.Dense)
 		ab.Mul(qc, kc.T())
 		for i := 0; i < n; i++ {
 			row := ab.RawRowView(i)
 			for j := i + 1; j < n; j++ {
 				row[j] = 0
 			}
+			if ks != nil && piece[i] > 0 {
+				pi := piece[i]
+				rises(pi)
+				for j := 0; j <= i && piece[j] != pi; j++ {
+					row[j] *= rise[piece[j]]
+				}
+			}
 			for j := 0; j <= i; j++ {
 				den[i] += row[j]
 			}
 		}
-		var intra mat.Dense
+		intra := intraBuf.Slice(0, n, 0, dv).(*mat.Dense)
 		intra.Mul(ab, vc)
-		oc.Add(oc, &intra)
+		oc.Add(oc, intra)
 		for i := 0; i < n; i++ {
 			d := guard(den[i], eps)
 			o := oc.RawRowView(i)
@@ -372,10 +422,28 @@ func (a *Linear) causal(qf, kf *mat.Dense, ks []float64, v *mat.Dense) (*mat.Den
 				o[j] /= d
 			}
 		}
-		// Carry the chunk into the state.
-		var upd mat.Dense
+		// Carry the chunk into the state, relative to the reference of its
+		// last row.
+		if ks != nil {
+			last := np - 1
+			if f := math.Exp(ref - pieceRef[last]); f != 1 {
+				state.Scale(f, state)
+				for j := range z {
+					z[j] *= f
+				}
+			}
+			ref = pieceRef[last]
+			rises(last)
+			for i := 0; i < n && piece[i] != last; i++ {
+				f := rise[piece[i]]
+				row := kc.RawRowView(i)
+				for j := range row {
+					row[j] *= f
+				}
+			}
+		}
 		upd.Mul(kc.T(), vc)
-		state.Add(state, &upd)
+		state.Add(state, upd)
 		for i := 0; i < n; i++ {
 			for j, x := range kc.RawRowView(i) {
 				z[j] += x

@@ -26,11 +26,19 @@
 // Stabilisation, without bias: features come from TransformScaled, so each
 // query row is divided by its own factor exp(s_q) — which cancels between
 // numerator and denominator of that row — and each key row by exp(s_k)
-// relative to a common reference c (the maximum over keys seen so far, so
-// the causal form stays causal; when c grows the carried state is
-// multiplied by exp(c_old − c_new)). The common factor cancels too, so the
-// estimate is the same as without stabilisation; only overflow and
-// underflow are avoided. Denominators whose magnitude is below Eps (the
+// relative to a reference c. Bidirectional attention uses one reference,
+// c = max_s s_k,s. Causal attention gives row t its own reference, the
+// running maximum c_t = max_{s≤t} s_k,s, so that row t depends on keys
+// 0…t only, also through its numerics: a later key of much larger scale
+// cannot shrink the earlier rows' terms into underflow or below the
+// denominator guard. In the chunked form the carried prefix state is kept
+// relative to the reference of the last row before the chunk and
+// multiplied by exp(c_old − c_new) when the reference rises (as in online
+// softmax); inside a chunk term (t, s) gets the factor
+// exp(s_k,s − c_s)·exp(c_s − c_t) ≤ 1. The reference of a row cancels
+// between its numerator and denominator, so the estimate is the same as
+// without stabilisation, at every chunk size; only overflow and underflow
+// are avoided. Denominators whose magnitude is below Eps (the
 // trigonometric map's can cross zero) are clamped to ±Eps, as the
 // reference implementations guard them.
 package attention

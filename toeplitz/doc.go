@@ -23,14 +23,20 @@
 // product with A costs O(r log r). The smooth kernel is a piecewise linear
 // RPE on [−1, 1] with RPE(0) = 0, read through the inverse time warp
 // x(t) = sign(t)·λ^|t| (Sec. 3.2.2), so every offset, also beyond the
-// lengths seen in training, maps into [−1, 1].
+// lengths seen in training, maps into [−1, 1]. SKI is bidirectional only:
+// W interpolates every position from the inducing points on both sides of
+// it, so W A Wᵀ is not lower triangular even for a kernel that vanishes at
+// negative lags, and masking it afterwards would cost the O(n²) that SKI
+// avoids (the paper uses FD-TNO for causal models, Sec. 3.3).
 //
 // FD-TNO (Sec. 3.3, Algorithm 2): an RPE gives the kernel's frequency
 // response on ω = mπ/n, m = 0…n. For causal operators the response is a
 // real even function k̂ and k̂_causal = k̂ − i·H{k̂}, with H the discrete
 // Hilbert transform (Definition 1), computed by irFFT → causal window
 // (1, 2, …, 2, 1, 0, …, 0) → rFFT; the kernel is then zero at negative
-// lags. The bidirectional variant models real and imaginary parts directly,
+// lags, so output t depends on inputs 0…t only (to the roundoff of the
+// FFTs). A Toeplitz matrix with t_k = 0 for k < 0 is causal in the same
+// sense when applied by Spectrum or Operator. The bidirectional variant models real and imaginary parts directly,
 // with the response forced real at ω = 0 and π. Either way the kernel acts
 // as a Toeplitz product of length 2n spectra, one FFT fewer than TNO.
 //

@@ -9,12 +9,22 @@
 // fixed random input tower Φ(x), computed outside the graph, and the first
 // Dense (no bias, no activation) is the learnable parameter tower A: its
 // output already approximates f(Wx + b).
+//
+// Training is reproducible and race-free: the same Config (Seed included)
+// and data give bit-identical models and predictions. The variable
+// initialisers and the graph's random state are seeded, the mini-batches
+// are drawn by a seeded shuffle of this package's own (GoMLX v0.26's
+// in-memory dataset reshuffles with the unseeded global generator, which
+// made two runs with one seed differ), and the backend executes the ops of
+// a graph one after another (BackendConfig: its default runs independent
+// ops concurrently, and its bookkeeping of their shared buffers is then a
+// data race that the race detector reports).
 package mlp
 
 import (
 	"errors"
 	"fmt"
-	"math/rand"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -23,13 +33,14 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/datasets"
 	"github.com/gomlx/gomlx/pkg/ml/layers"
 	"github.com/gomlx/gomlx/pkg/ml/layers/activations"
 	"github.com/gomlx/gomlx/pkg/ml/train"
 	"github.com/gomlx/gomlx/pkg/ml/train/losses"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/kernelkit/kernelkit/internal/rng"
 )
 
 // Config describes the classifier and its training.
@@ -59,9 +70,16 @@ var (
 	backendErr  error
 )
 
-// Backend returns GoMLX's pure-Go backend.
+// BackendConfig is the GoMLX configuration of the backend: the pure-Go
+// backend ("go", simplego) with the ops of a graph executed sequentially.
+// Each op may still split its own work (a large matrix product) across
+// goroutines; that split is fixed by the shapes, so results do not depend on
+// scheduling.
+const BackendConfig = "go:ops_sequential"
+
+// Backend returns GoMLX's pure-Go backend, configured by BackendConfig.
 func Backend() (backends.Backend, error) {
-	backendOnce.Do(func() { backend, backendErr = backends.NewWithConfig("go") })
+	backendOnce.Do(func() { backend, backendErr = backends.NewWithConfig(BackendConfig) })
 	return backend, backendErr
 }
 
@@ -78,37 +96,52 @@ func toF32(m *mat.Dense) [][]float32 {
 }
 
 // Train fits the classifier on (xtr, ytr) and returns its accuracy on
-// (xte, yte). Labels are class indices in [0, Classes).
+// (xte, yte). Labels are class indices in [0, Classes). The same
+// configuration and data give bit-identical results.
 func Train(cfg Config, xtr *mat.Dense, ytr []int, xte *mat.Dense, yte []int) (*Result, error) {
+	r, _, err := fit(cfg, xtr, ytr, xte, yte)
+	return r, err
+}
+
+// fit is Train that also returns the test logits.
+func fit(cfg Config, xtr *mat.Dense, ytr []int, xte *mat.Dense, yte []int) (*Result, [][]float32, error) {
 	if cfg.Hidden <= 0 || cfg.Classes < 2 || cfg.Epochs <= 0 || cfg.BatchSize <= 0 || !(cfg.LearningRate > 0) {
-		return nil, fmt.Errorf("mlp: bad configuration %+v", cfg)
+		return nil, nil, fmt.Errorf("mlp: bad configuration %+v", cfg)
+	}
+	if xtr == nil || xte == nil {
+		return nil, nil, errors.New("mlp: nil training or test inputs")
 	}
 	n, d := xtr.Dims()
 	if n != len(ytr) || n == 0 {
-		return nil, errors.New("mlp: training inputs and labels differ in length")
+		return nil, nil, fmt.Errorf("mlp: %d training rows and %d labels", n, len(ytr))
+	}
+	nte, dte := xte.Dims()
+	if nte != len(yte) || nte == 0 {
+		return nil, nil, fmt.Errorf("mlp: %d test rows and %d labels", nte, len(yte))
+	}
+	if dte != d {
+		return nil, nil, fmt.Errorf("mlp: training inputs have %d columns, test inputs %d", d, dte)
+	}
+	for _, ys := range [][]int{ytr, yte} {
+		for _, y := range ys {
+			if y < 0 || y >= cfg.Classes {
+				return nil, nil, fmt.Errorf("mlp: label %d outside [0, %d)", y, cfg.Classes)
+			}
+		}
 	}
 	be, err := Backend()
 	if err != nil {
-		return nil, fmt.Errorf("mlp: GoMLX backend: %w", err)
+		return nil, nil, fmt.Errorf("mlp: GoMLX backend: %w", err)
 	}
-	labels := make([][]int32, n)
-	for i, y := range ytr {
-		if y < 0 || y >= cfg.Classes {
-			return nil, fmt.Errorf("mlp: label %d out of range", y)
-		}
-		labels[i] = []int32{int32(y)}
-	}
-	ds, err := datasets.InMemoryFromData(be, "train", []any{tensors.FromValue(toF32(xtr))}, []any{tensors.FromValue(labels)})
-	if err != nil {
-		return nil, err
-	}
-	ds = ds.WithRand(rand.New(rand.NewSource(cfg.Seed))).Infinite(true).Shuffle().BatchSize(min(cfg.BatchSize, n), true)
+	ds := newShuffled(toF32(xtr), ytr, min(cfg.BatchSize, n), uint64(cfg.Seed))
 	ctx := context.New()
 	ctx.SetParam(optimizers.ParamLearningRate, cfg.LearningRate)
 	// Seed the variable initialisers (GoMLX otherwise draws a random seed)
 	// and the graph's random state.
 	ctx.SetParam(context.ParamInitialSeed, cfg.Seed)
-	ctx.SetRNGStateFromSeed(cfg.Seed)
+	if err := ctx.SetRNGStateFromSeed(cfg.Seed); err != nil {
+		return nil, nil, fmt.Errorf("mlp: seeding GoMLX: %w", err)
+	}
 	model := func(ctx *context.Context, _ any, inputs []*graph.Node) []*graph.Node {
 		h := layers.Dense(ctx.In("first"), inputs[0], cfg.FirstBias, cfg.Hidden)
 		if cfg.FirstReLU {
@@ -121,14 +154,28 @@ func Train(cfg Config, xtr *mat.Dense, ytr []int, xte *mat.Dense, yte []int) (*R
 	steps := cfg.Epochs * max(1, n/min(cfg.BatchSize, n))
 	t0 := time.Now()
 	if _, err := loop.RunSteps(ds, steps); err != nil {
-		return nil, fmt.Errorf("mlp: training: %w", err)
+		return nil, nil, fmt.Errorf("mlp: training: %w", err)
 	}
 	secs := time.Since(t0).Seconds()
 	// Evaluate.
-	exec := context.MustNewExec(be, ctx.Reuse(), func(ctx *context.Context, x *graph.Node) *graph.Node {
+	exec, err := context.NewExecAny(be, ctx.Reuse(), func(ctx *context.Context, x *graph.Node) *graph.Node {
 		return model(ctx, nil, []*graph.Node{x})[0]
 	})
-	logits := exec.MustExec(tensors.FromValue(toF32(xte)))[0].Value().([][]float32)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mlp: evaluation: %w", err)
+	}
+	out, err := exec.Exec(tensors.FromValue(toF32(xte)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("mlp: evaluation: %w", err)
+	}
+	v, err := out[0].ValueSafe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("mlp: evaluation: %w", err)
+	}
+	logits, ok := v.([][]float32)
+	if !ok {
+		return nil, nil, fmt.Errorf("mlp: evaluation returned %T, want [][]float32", v)
+	}
 	correct := 0
 	for i, row := range logits {
 		best := 0
@@ -145,5 +192,53 @@ func Train(cfg Config, xtr *mat.Dense, ytr []int, xte *mat.Dense, yte []int) (*R
 	if cfg.FirstBias {
 		params += cfg.Hidden
 	}
-	return &Result{TestAccuracy: float64(correct) / float64(len(yte)), Params: params, Seconds: secs, Backend: be.Name()}, nil
+	res := &Result{TestAccuracy: float64(correct) / float64(nte), Params: params, Seconds: secs, Backend: be.Name()}
+	return res, logits, nil
+}
+
+// shuffled is the training stream: an endless sequence of mini-batches of
+// batch rows, drawn without replacement from a permutation of the rows that
+// a seeded generator redraws at the start of every epoch (the rows left
+// over when n is not a multiple of batch are skipped for that epoch). It
+// implements train.Dataset.
+type shuffled struct {
+	x     [][]float32
+	y     []int
+	batch int
+	rnd   *rand.Rand
+	perm  []int
+	next  int
+}
+
+func newShuffled(x [][]float32, y []int, batch int, seed uint64) *shuffled {
+	s := &shuffled{x: x, y: y, batch: batch, rnd: rng.New(seed), perm: make([]int, len(x))}
+	s.Reset()
+	return s
+}
+
+// Name implements train.Dataset.
+func (s *shuffled) Name() string { return "train" }
+
+// Reset starts a new epoch with a new permutation.
+func (s *shuffled) Reset() {
+	for i := range s.perm {
+		s.perm[i] = i
+	}
+	s.rnd.Shuffle(len(s.perm), func(i, j int) { s.perm[i], s.perm[j] = s.perm[j], s.perm[i] })
+	s.next = 0
+}
+
+// Yield returns the next mini-batch: inputs batch×d and labels batch×1.
+func (s *shuffled) Yield() (spec any, inputs, labels []*tensors.Tensor, err error) {
+	if s.next+s.batch > len(s.perm) {
+		s.Reset()
+	}
+	xb := make([][]float32, s.batch)
+	yb := make([][]int32, s.batch)
+	for i, r := range s.perm[s.next : s.next+s.batch] {
+		xb[i] = s.x[r]
+		yb[i] = []int32{int32(s.y[r])}
+	}
+	s.next += s.batch
+	return nil, []*tensors.Tensor{tensors.FromValue(xb)}, []*tensors.Tensor{tensors.FromValue(yb)}, nil
 }
