@@ -13,14 +13,35 @@
 //
 //	(C + λI) w = c,  b = ȳ − z̄ᵀw,
 //
-// by Cholesky factorisation (gonum's mat.Cholesky). This is kernel ridge
-// regression in the primal, on the random features of Eq. 2 of the analog
-// paper; classification regresses one-hot targets and predicts the argmax,
-// as scikit-learn's RidgeClassifier does (targets ±1).
+// by Cholesky factorisation (gonum's mat.Cholesky) when λ > 0. This is
+// kernel ridge regression in the primal, on the random features of Eq. 2 of
+// the analog paper; classification regresses one-hot targets and predicts
+// the argmax, as scikit-learn's RidgeClassifier does (targets ±1).
 //
-// If the system is numerically singular (λ = 0 on rank-deficient features),
-// the fit adds the smallest jitter ε·tr(C)/D, ε = 10⁻¹²…10⁻⁶, that makes the
-// factorisation succeed and reports it in Model.Jitter.
+// # λ = 0 and singular systems
+//
+// With λ = 0 Fit returns the minimum-norm least-squares solution,
+// w = C⁺c, the solution that numpy's lstsq and scikit-learn's
+// Ridge(alpha=0) return, also when C is singular (more features than rows,
+// duplicated or constant features). It is computed from the statistics by
+// the eigendecomposition C = V S Vᵀ (gonum's mat.EigenSym):
+//
+//	w = Σ_i v_i (v_iᵀc) / s_i   over the eigenvalues s_i > ε·D·s_max,
+//
+// ε = 2⁻⁵² the float64 machine epsilon; eigenvalues at or below the cutoff
+// are treated as zero. The cutoff is the rounding level of the computed
+// eigenvalues of C = ZᵀZ, so it corresponds to dropping singular values of
+// the centred feature matrix below √(ε·D)·σ_max, where lstsq drops those
+// below ε·max(n, D)·σ_max: the two agree wherever the normal equations can
+// resolve the problem at all, and differ only for features that are
+// linearly dependent to within about 10⁻⁷ relative, which statistics of
+// the form ZᵀZ cannot tell from exactly dependent ones. When C is well
+// conditioned (condition number estimate ≤ 10⁸), C⁺ = C⁻¹ and the λ = 0
+// fit uses the Cholesky factorisation, which gives the same solution to
+// rounding at a small fraction of the cost. For λ > 0 a Cholesky factorisation that
+// fails or reports a near-singular system falls back to the same
+// eigendecomposition with s_i + λ in place of s_i. No jitter is added;
+// Model.Jitter is always 0.
 //
 // λ can be chosen from a grid by generalised cross-validation, computed from
 // the eigendecomposition of C in O(D³ + |grid|·D·K), or by k-fold

@@ -21,3 +21,23 @@ func ExampleStats_Merge() {
 	fmt.Printf("w = [%.3f %.3f], b = %.3f\n", m.W.At(0, 0), m.W.At(1, 0), m.B[0])
 	// Output: w = [0.952 1.765], b = 0.224
 }
+
+// With λ = 0 and two identical features the least-squares problem has
+// infinitely many solutions; Fit returns the one of minimum norm, which
+// splits the weight equally, as numpy's lstsq does.
+func ExampleFit_minimumNorm() {
+	z := mat.NewDense(3, 2, []float64{1, 1, 2, 2, 3, 3})
+	y := mat.NewDense(3, 1, []float64{2, 4, 6})
+	s := linear.NewStats(2, 1)
+	if err := s.Add(z, y); err != nil {
+		fmt.Println(err)
+		return
+	}
+	m, err := linear.Fit(s, 0, false)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("w = [%.6f %.6f]\n", m.W.At(0, 0), m.W.At(1, 0))
+	// Output: w = [1.000000 1.000000]
+}

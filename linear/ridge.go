@@ -16,13 +16,19 @@ type Model struct {
 	W      *mat.Dense // D×K
 	B      []float64  // K intercepts (zero without intercept)
 	Lambda float64
-	// Jitter is the extra ridge added to make an ill-conditioned system
-	// factorisable; 0 when none was needed.
+	// Jitter is always 0: Fit solves λ = 0 and singular systems by the
+	// pseudo-inverse and adds no ridge of its own. The field remains
+	// because model files written by earlier versions record the jitter
+	// they added.
 	Jitter float64
 }
 
 // Fit solves the ridge problem min Σ‖y_i − Wᵀz_i − b‖² + λ‖W‖²_F from the
 // statistics s, with an unpenalised intercept b when intercept is true.
+// With λ = 0 it returns the minimum-norm least-squares solution, as
+// numpy's lstsq and scikit-learn's Ridge(alpha=0) do, also when there are
+// more features than rows; see the package documentation for the cutoff
+// below which directions count as singular.
 func Fit(s *Stats, lambda float64, intercept bool) (*Model, error) {
 	if !(lambda >= 0) || math.IsInf(lambda, 0) {
 		return nil, fmt.Errorf("linear: lambda must be non-negative and finite, got %v", lambda)
@@ -31,7 +37,7 @@ func Fit(s *Stats, lambda float64, intercept bool) (*Model, error) {
 		return nil, err
 	}
 	c, cy, _, zbar, ybar := s.centred(intercept)
-	w, jitter, err := solve(c, cy, lambda)
+	w, err := solve(c, cy, lambda)
 	if err != nil {
 		return nil, err
 	}
@@ -44,44 +50,82 @@ func Fit(s *Stats, lambda float64, intercept bool) (*Model, error) {
 			}
 		}
 	}
-	return &Model{W: w, B: b, Lambda: lambda, Jitter: jitter}, nil
+	return &Model{W: w, B: b, Lambda: lambda}, nil
 }
 
-// solve returns the solution of (c + λI + jitter·I) w = cy.
-func solve(c *mat.SymDense, cy *mat.Dense, lambda float64) (*mat.Dense, float64, error) {
+// maxCholeskyCond is the largest condition number estimate of C for which
+// the λ = 0 solve uses the Cholesky factorisation: below it C is far from
+// singular, the pseudo-inverse is the inverse and Cholesky computes it to
+// about cond·ε, as accurately as the eigendecomposition would, at a small
+// fraction of the cost.
+const maxCholeskyCond = 1e8
+
+// solve returns the minimum-norm solution w of (c + λI) w = cy (c
+// symmetric positive semi-definite): by Cholesky factorisation when λ > 0,
+// or when λ = 0 and c is well conditioned; otherwise, or if the Cholesky
+// factorisation fails or reports a near-singular system, by the
+// pseudo-inverse from the eigendecomposition of c.
+func solve(c *mat.SymDense, cy *mat.Dense, lambda float64) (*mat.Dense, error) {
 	d := c.SymmetricDim()
-	var tr float64
-	for i := 0; i < d; i++ {
-		tr += c.At(i, i)
-	}
-	scale := tr / float64(d)
-	if scale == 0 {
-		scale = 1
-	}
 	a := mat.NewSymDense(d, nil)
+	a.CopySym(c)
+	for i := 0; i < d; i++ {
+		a.SetSym(i, i, a.At(i, i)+lambda)
+	}
 	var chol mat.Cholesky
-	for _, eps := range []float64{0, 1e-12, 1e-10, 1e-8, 1e-6} {
-		jitter := eps * scale
-		a.CopySym(c)
-		for i := 0; i < d; i++ {
-			a.SetSym(i, i, a.At(i, i)+lambda+jitter)
+	if chol.Factorize(a) && (lambda > 0 || chol.Cond() <= maxCholeskyCond) {
+		var w mat.Dense
+		err := chol.SolveTo(&w, cy)
+		if err == nil {
+			return &w, nil
 		}
-		if !chol.Factorize(a) {
+		// mat.Condition: near singular; use the pseudo-inverse.
+		var ce mat.Condition
+		if !errors.As(err, &ce) {
+			return nil, err
+		}
+	}
+	return pinvSolve(c, cy, lambda)
+}
+
+// pinvSolve returns w = (c + λI)⁺ cy from the eigendecomposition c = V S Vᵀ:
+// w = Σ v_i (v_iᵀ cy)/(s_i + λ) over the eigenvalues with s_i + λ >
+// ε·D·max_j (s_j + λ), ε the float64 machine epsilon; the other directions,
+// which the computed statistics cannot tell from the null space of C, get
+// zero weight.
+func pinvSolve(c *mat.SymDense, cy *mat.Dense, lambda float64) (*mat.Dense, error) {
+	d := c.SymmetricDim()
+	var eig mat.EigenSym
+	if !eig.Factorize(c, true) {
+		return nil, errors.New("linear: eigendecomposition of the normal equations failed")
+	}
+	vals := eig.Values(nil)
+	var v mat.Dense
+	eig.VectorsTo(&v)
+	top := 0.0
+	for _, s := range vals {
+		top = math.Max(top, s+lambda)
+	}
+	cut := epsilon * float64(d) * top
+	var ct mat.Dense
+	ct.Mul(v.T(), cy) // D×K
+	for i, s := range vals {
+		row := ct.RawRowView(i)
+		if s+lambda <= cut {
+			clear(row)
 			continue
 		}
-		var w mat.Dense
-		if err := chol.SolveTo(&w, cy); err != nil {
-			// mat.Condition: the system is near singular; try more jitter.
-			var ce mat.Condition
-			if errors.As(err, &ce) {
-				continue
-			}
-			return nil, 0, err
+		for k := range row {
+			row[k] /= s + lambda
 		}
-		return &w, jitter, nil
 	}
-	return nil, 0, errors.New("linear: normal equations are singular even with jitter; use a larger lambda")
+	var w mat.Dense
+	w.Mul(&v, &ct)
+	return &w, nil
 }
+
+// epsilon is the float64 machine epsilon, 2⁻⁵².
+const epsilon = 0x1p-52
 
 // Predict returns the n×K predictions for the feature rows z.
 func (m *Model) Predict(z *mat.Dense) (*mat.Dense, error) {

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/features"
@@ -229,26 +230,139 @@ func TestKFoldMatchesRefit(t *testing.T) {
 	}
 }
 
-// TestSingularJitter: λ = 0 with duplicated columns is singular; the fit
-// adds a small reported jitter instead of failing or returning NaN.
-func TestSingularJitter(t *testing.T) {
-	z := randDense(20, 3, 11)
-	zz := mat.NewDense(20, 4, nil)
-	zz.Slice(0, 20, 0, 3).(*mat.Dense).Copy(z)
+// pinvReference returns the minimum-norm least-squares solution of
+// min ‖y − Zw − 1bᵀ‖ (b = 0 without intercept) the way numpy's lstsq and
+// scikit-learn's Ridge(alpha=0) compute it: from the SVD of the (centred)
+// feature matrix itself, w = V Σ⁺ Uᵀ y with singular values below
+// ε·max(n, D)·σ_max dropped, and b = ȳ − z̄ᵀw.
+func pinvReference(t *testing.T, z, y *mat.Dense, intercept bool) (*mat.Dense, []float64) {
+	n, d := z.Dims()
+	_, k := y.Dims()
+	zc := mat.DenseCopyOf(z)
+	yc := mat.DenseCopyOf(y)
+	zbar := make([]float64, d)
+	ybar := make([]float64, k)
+	if intercept {
+		for j := range zbar {
+			zbar[j] = floats.Sum(mat.Col(nil, j, z)) / float64(n)
+			for i := 0; i < n; i++ {
+				zc.Set(i, j, z.At(i, j)-zbar[j])
+			}
+		}
+		for j := range ybar {
+			ybar[j] = floats.Sum(mat.Col(nil, j, y)) / float64(n)
+			for i := 0; i < n; i++ {
+				yc.Set(i, j, y.At(i, j)-ybar[j])
+			}
+		}
+	}
+	var svd mat.SVD
+	if !svd.Factorize(zc, mat.SVDThin) {
+		t.Fatal("SVD failed")
+	}
+	var u, v mat.Dense
+	svd.UTo(&u)
+	svd.VTo(&v)
+	sv := svd.Values(nil)
+	var uty mat.Dense
+	uty.Mul(u.T(), yc)
+	cut := 0x1p-52 * float64(max(n, d)) * sv[0]
+	for i, s := range sv {
+		row := uty.RawRowView(i)
+		for c := range row {
+			if s > cut {
+				row[c] /= s
+			} else {
+				row[c] = 0
+			}
+		}
+	}
+	var w mat.Dense
+	w.Mul(&v, &uty)
+	b := make([]float64, k)
+	for c := range b {
+		b[c] = ybar[c] - floats.Dot(zbar, mat.Col(nil, c, &w))
+	}
+	return &w, b
+}
+
+// TestMinNormLeastSquares: with λ = 0, Fit returns the minimum-norm
+// least-squares solution of lstsq / Ridge(alpha=0) to 1e-9 relative,
+// for more features than rows (the jittered Cholesky of earlier versions
+// was 5e-3 off), duplicated and constant columns, and full-rank systems.
+func TestMinNormLeastSquares(t *testing.T) {
+	dup := randDense(20, 4, 11)
 	for i := 0; i < 20; i++ {
-		zz.Set(i, 3, z.At(i, 0))
+		dup.Set(i, 3, dup.At(i, 0))
 	}
-	y := randDense(20, 1, 12)
-	m, err := Fit(statsOf(t, zz, y), 0, true)
-	if err != nil {
-		t.Fatal(err)
+	constant := randDense(30, 5, 13)
+	for i := 0; i < 30; i++ {
+		constant.Set(i, 2, 1.5)
 	}
-	if m.Jitter <= 0 {
-		t.Error("no jitter reported for a singular system")
+	for _, c := range []struct {
+		name string
+		z    *mat.Dense
+		k    int
+	}{
+		{"D>n", randDense(20, 50, 21), 2},
+		{"D>>n", randDense(8, 200, 22), 1},
+		{"duplicated column", dup, 1},
+		{"constant column", constant, 3},
+		{"full rank", randDense(60, 7, 23), 2},
+	} {
+		n, _ := c.z.Dims()
+		y := randDense(n, c.k, 31)
+		for _, intercept := range []bool{false, true} {
+			m, err := Fit(statsOf(t, c.z, y), 0, intercept)
+			if err != nil {
+				t.Fatalf("%s, intercept=%v: %v", c.name, intercept, err)
+			}
+			w, b := pinvReference(t, c.z, y, intercept)
+			var diff mat.Dense
+			diff.Sub(m.W, w)
+			rel := mat.Norm(&diff, 2) / mat.Norm(w, 2)
+			if rel > 1e-9 {
+				t.Errorf("%s, intercept=%v: ‖w − w⁺‖/‖w⁺‖ = %.3g, want ≤ 1e-9", c.name, intercept, rel)
+			}
+			for j := range b {
+				if math.Abs(m.B[j]-b[j]) > 1e-9*math.Max(1, math.Abs(b[j])) {
+					t.Errorf("%s, intercept=%v: b[%d] = %v, want %v", c.name, intercept, j, m.B[j], b[j])
+				}
+			}
+			if m.Jitter != 0 {
+				t.Errorf("%s: jitter %v reported", c.name, m.Jitter)
+			}
+		}
 	}
-	for _, v := range m.W.RawMatrix().Data {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			t.Fatal("non-finite weight")
+}
+
+// TestRidgeSmallLambdaSingular: λ > 0 small against the scale of a
+// singular ZᵀZ (n < D) gives the ridge solution, compared with the dual
+// form Zᵀ(ZZᵀ + λI)⁻¹y to 1e-9 (the normal equations have condition
+// number ~10⁶ here); λ so small that C + λI is numerically singular gives
+// the minimum-norm solution, the ridge solution's limit as λ → 0.
+func TestRidgeSmallLambdaSingular(t *testing.T) {
+	z := randDense(10, 30, 41)
+	y := randDense(10, 1, 42)
+	for _, lam := range []float64{1e-4, 1e-20} {
+		m, err := Fit(statsOf(t, z, y), lam, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g mat.Dense
+		g.Mul(z, z.T())
+		for i := 0; i < 10; i++ {
+			g.Set(i, i, g.At(i, i)+lam)
+		}
+		var a, w mat.Dense
+		if err := a.Solve(&g, y); err != nil {
+			t.Fatal(err)
+		}
+		w.Mul(z.T(), &a)
+		var diff mat.Dense
+		diff.Sub(m.W, &w)
+		if rel := mat.Norm(&diff, 2) / mat.Norm(&w, 2); rel > 1e-9 {
+			t.Errorf("λ=%g: relative error %.3g against the dual solution", lam, rel)
 		}
 	}
 }

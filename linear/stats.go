@@ -13,7 +13,10 @@ import (
 // Stats holds the sufficient statistics of a least-squares problem with D
 // features and K targets. The zero value is not usable; call NewStats.
 // Stats values form a commutative monoid under Merge, with NewStats as the
-// identity.
+// identity, up to rounding: floating-point addition is not associative,
+// so the order of Adds and Merges changes the last bits, and a reduction
+// that must give the same bits on every run merges in a fixed order (as
+// model.Accumulate does, in chunk order).
 type Stats struct {
 	D, K int
 	N    int
@@ -26,7 +29,10 @@ type Stats struct {
 	SumY2 []float64 // K: Σ y_k²
 }
 
-// NewStats returns empty statistics for d features and k targets.
+// NewStats returns empty statistics for d features and k targets. It
+// allocates d² + d·k + d + 2k values, so sizes that come from users must be
+// checked before (kernelkit's own callers check them against its
+// documented limits).
 func NewStats(d, k int) *Stats {
 	return &Stats{D: d, K: k, ZtZ: make([]float64, d*d), ZtY: make([]float64, d*k),
 		SumZ: make([]float64, d), SumY: make([]float64, k), SumY2: make([]float64, k)}
@@ -70,8 +76,13 @@ func (s *Stats) axpy(a float64, o *Stats) error {
 	if o.D != s.D || o.K != s.K {
 		return fmt.Errorf("linear: Merge: shapes D=%d,K=%d and D=%d,K=%d differ", s.D, s.K, o.D, o.K)
 	}
-	for i, v := range o.ZtZ {
-		s.ZtZ[i] += a * v
+	// Only the upper triangle of ZᵀZ is referenced.
+	d := s.D
+	for i := 0; i < d; i++ {
+		dst := s.ZtZ[i*d+i : (i+1)*d]
+		for j, v := range o.ZtZ[i*d+i : (i+1)*d] {
+			dst[j] += a * v
+		}
 	}
 	for i, v := range o.ZtY {
 		s.ZtY[i] += a * v
@@ -89,10 +100,23 @@ func (s *Stats) axpy(a float64, o *Stats) error {
 	return nil
 }
 
+// Reset empties s, keeping its shape and memory.
+func (s *Stats) Reset() {
+	for _, arr := range [][]float64{s.ZtZ, s.ZtY, s.SumZ, s.SumY, s.SumY2} {
+		clear(arr)
+	}
+	s.N = 0
+}
+
 // Clone returns a deep copy of s.
 func (s *Stats) Clone() *Stats {
 	c := NewStats(s.D, s.K)
-	_ = c.Merge(s)
+	copy(c.ZtZ, s.ZtZ)
+	copy(c.ZtY, s.ZtY)
+	copy(c.SumZ, s.SumZ)
+	copy(c.SumY, s.SumY)
+	copy(c.SumY2, s.SumY2)
+	c.N = s.N
 	return c
 }
 

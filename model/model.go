@@ -40,12 +40,15 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync/atomic"
+	"unicode/utf8"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/catalog"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
+	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/internal/parallel"
 	"github.com/kernelkit/kernelkit/linear"
 )
@@ -112,8 +115,9 @@ type Model struct {
 var DefaultGrid = []float64{1e-4, 1e-3, 1e-2, 1e-1, 1, 10, 100, 1000}
 
 // Fit fits a model on the training set. Rows are transformed and their
-// statistics accumulated chunk by chunk on all cores (one linear.Stats per
-// worker, merged at the end). It stops early with ctx's error.
+// statistics accumulated chunk by chunk on all cores and added up in chunk
+// order (see Accumulate), so the same data, options and seed give the same
+// model bits on every run. It stops early with ctx's error.
 func Fit(ctx context.Context, opt Options, train *data.Dataset) (*Model, error) {
 	if train == nil || train.Rows() == 0 {
 		return nil, errors.New("model: no training rows")
@@ -127,6 +131,9 @@ func Fit(ctx context.Context, opt Options, train *data.Dataset) (*Model, error) 
 	case Classification:
 		labels, k, err := train.Labels()
 		if err != nil {
+			return nil, err
+		}
+		if err := twoLabels(train.Y); err != nil {
 			return nil, err
 		}
 		if k < 2 {
@@ -175,6 +182,21 @@ func Fit(ctx context.Context, opt Options, train *data.Dataset) (*Model, error) 
 		return nil, err
 	}
 	return m, nil
+}
+
+// twoLabels returns an error when every training label is the same value:
+// such a file has nothing to separate, and a "model" of it would predict
+// that label whatever the input.
+func twoLabels(y []float64) error {
+	for _, v := range y {
+		if v != y[0] {
+			return nil
+		}
+	}
+	if len(y) == 0 {
+		return errors.New("model: no training labels")
+	}
+	return fmt.Errorf("model: every training label is %v; classification needs at least 2 distinct labels", y[0])
 }
 
 // newMap returns opt.Map, checked against the input dimension d, or draws
@@ -244,75 +266,179 @@ func (m *Model) solve(opt Options, stats []*linear.Stats) error {
 // Accumulate transforms the rows of x with t and accumulates the
 // statistics of (z, targets) in chunks over all cores. With folds > 1 row i
 // goes to fold i mod folds and one Stats per fold is returned.
+//
+// Each chunk of rows (chunk of them, default 2048) is transformed and
+// summarised into statistics of its own, and the chunks' statistics are
+// added into the result one at a time in chunk order (parallel.Ordered), so
+// the result is the same bits on every run and every number of cores; it
+// depends only on the rows, the chunk size and the BLAS backend (whose
+// GEMM and SYRK round differently: across backends the statistics, and
+// the weights fitted from them, agree to rounding, not bit for bit).
+// Memory is (workers + 1)·folds statistics of D×D plus one chunk of
+// features per worker.
 func Accumulate(ctx context.Context, t features.Transformer, x, targets *mat.Dense, folds, chunk int, progress func(done, total int)) ([]*linear.Stats, error) {
 	n, _ := x.Dims()
 	_, k := targets.Dims()
+	a, err := newAccumulator(t, k, folds, chunk, n)
+	if err != nil {
+		return nil, err
+	}
+	var report func(int)
+	if progress != nil {
+		report = func(done int) { progress(done, n) }
+	}
+	if err := a.add(ctx, x, targets, report); err != nil {
+		return nil, err
+	}
+	return a.total, nil
+}
+
+// accumulator adds the statistics of batches of rows chunk by chunk, in
+// chunk order, into total (see Accumulate); FitStream feeds it one batch
+// after another, so its statistics are those of Accumulate on all the rows
+// when the batches are whole numbers of chunks.
+type accumulator struct {
+	t            features.Transformer
+	k, folds     int
+	chunk        int
+	total        []*linear.Stats
+	part         [][]*linear.Stats // per worker: the pending chunk's statistics
+	bufs         [][]float64       // per worker: the chunk's features
+	errs         []error           // per worker: the pending chunk's error
+	rows         int               // rows added so far; row i of all goes to fold i mod folds
+	bufRows, dim int
+}
+
+// newAccumulator prepares statistics for t's features and k targets,
+// with batches of at most maxRows rows, after checking the sizes against
+// the limits of package internal/limits.
+func newAccumulator(t features.Transformer, k, folds, chunk, maxRows int) (*accumulator, error) {
 	if chunk <= 0 {
 		chunk = 2048
 	}
 	if folds < 1 {
 		folds = 1
 	}
-	workers := parallel.Workers((n + chunk - 1) / chunk)
-	per := make([][]*linear.Stats, workers)
-	for w := range per {
-		per[w] = make([]*linear.Stats, folds)
-		for f := range per[w] {
-			per[w][f] = linear.NewStats(t.Dim(), k)
-		}
+	dim := t.Dim()
+	rows := max(min(chunk, maxRows), 1)
+	if _, err := limits.Matrix("model: feature chunk", rows, dim); err != nil {
+		return nil, err
 	}
-	errs := make([]error, workers)
-	bufs := make([][]float64, workers)
+	if _, err := limits.Matrix("model: ridge statistics", dim, dim); err != nil {
+		return nil, err
+	}
+	workers := parallel.Workers((maxRows + rows - 1) / rows)
+	a := &accumulator{t: t, k: k, folds: folds, chunk: chunk, total: statsSet(folds, dim, k),
+		part: make([][]*linear.Stats, workers), bufs: make([][]float64, workers),
+		errs: make([]error, workers), bufRows: rows, dim: dim}
+	for w := range a.part {
+		a.part[w] = statsSet(folds, dim, k)
+	}
+	return a, nil
+}
+
+// statsSet returns empty statistics for each of folds folds.
+func statsSet(folds, dim, k int) []*linear.Stats {
+	set := make([]*linear.Stats, folds)
+	for f := range set {
+		set[f] = linear.NewStats(dim, k)
+	}
+	return set
+}
+
+// add accumulates the rows of x and targets, calling progress, if set,
+// with the rows of this batch done so far after each chunk. Batches of
+// more than the maxRows given to newAccumulator, or a larger GOMAXPROCS,
+// allocate more per-worker memory.
+func (a *accumulator) add(ctx context.Context, x, targets *mat.Dense, progress func(done int)) error {
+	n, _ := x.Dims()
+	dim, k, folds := a.dim, a.k, a.folds
+	if r := min(a.chunk, n); r > a.bufRows {
+		if _, err := limits.Matrix("model: feature chunk", r, dim); err != nil {
+			return err
+		}
+		a.bufRows = r
+		clear(a.bufs)
+	}
+	for w := len(a.part); w < parallel.Workers((n+a.chunk-1)/a.chunk); w++ {
+		a.part = append(a.part, statsSet(folds, dim, k))
+		a.bufs = append(a.bufs, nil)
+		a.errs = append(a.errs, nil)
+	}
+	var failed atomic.Bool
+	var firstErr error // set by commit, which runs one chunk at a time
 	var done int
-	var mu = make(chan struct{}, 1)
-	parallel.Chunks(n, chunk, func(w, lo, hi int) {
-		if errs[w] != nil || ctx.Err() != nil {
+	parallel.Ordered(n, a.chunk, func(w, lo, hi int) {
+		a.errs[w] = nil
+		if failed.Load() || ctx.Err() != nil {
+			a.errs[w] = errSkipped
 			return
 		}
-		xc := x.Slice(lo, hi, 0, t.InputDim()).(*mat.Dense)
-		if len(bufs[w]) < chunk*t.Dim() {
-			bufs[w] = make([]float64, chunk*t.Dim())
+		part := a.part[w]
+		for _, s := range part {
+			s.Reset()
 		}
-		z := mat.NewDense(hi-lo, t.Dim(), bufs[w][:(hi-lo)*t.Dim()])
-		if err := t.Transform(z, xc); err != nil {
-			errs[w] = err
+		if len(a.bufs[w]) < a.bufRows*dim {
+			a.bufs[w] = make([]float64, a.bufRows*dim)
+		}
+		z := mat.NewDense(hi-lo, dim, a.bufs[w][:(hi-lo)*dim])
+		xc := x.Slice(lo, hi, 0, a.t.InputDim()).(*mat.Dense)
+		if err := a.t.Transform(z, xc); err != nil {
+			a.errs[w] = err
+			failed.Store(true)
 			return
 		}
 		yc := targets.Slice(lo, hi, 0, k).(*mat.Dense)
 		if folds == 1 {
-			errs[w] = per[w][0].Add(z, yc)
+			a.errs[w] = part[0].Add(z, yc)
 		} else {
 			for i := lo; i < hi; i++ {
-				f := i % folds
-				if err := per[w][f].Add(z.Slice(i-lo, i-lo+1, 0, t.Dim()).(*mat.Dense), yc.Slice(i-lo, i-lo+1, 0, k).(*mat.Dense)); err != nil {
-					errs[w] = err
-					return
+				f := (a.rows + i) % folds
+				if err := part[f].Add(z.Slice(i-lo, i-lo+1, 0, dim).(*mat.Dense), yc.Slice(i-lo, i-lo+1, 0, k).(*mat.Dense)); err != nil {
+					a.errs[w] = err
+					break
 				}
 			}
 		}
+		if a.errs[w] != nil {
+			failed.Store(true)
+		}
+	}, func(w, lo, hi int) {
+		if firstErr != nil || ctx.Err() != nil {
+			return
+		}
+		if a.errs[w] == errSkipped {
+			// Another chunk failed (its commit reports it) or ctx is done.
+			return
+		}
+		if a.errs[w] != nil {
+			firstErr = a.errs[w]
+			return
+		}
+		for f, s := range a.part[w] {
+			if err := a.total[f].Merge(s); err != nil {
+				firstErr = err
+				return
+			}
+		}
+		done += hi - lo
 		if progress != nil {
-			mu <- struct{}{}
-			done += hi - lo
-			progress(done, n)
-			<-mu
+			progress(done)
 		}
 	})
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	if firstErr != nil {
+		return firstErr
 	}
-	out := per[0]
-	for _, ws := range per[1:] {
-		for f := range ws {
-			if err := out[f].Merge(ws[f]); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return out, nil
+	a.rows += n
+	return nil
 }
+
+// errSkipped marks a chunk that Accumulate skipped after a failure or a
+// cancellation.
+var errSkipped = errors.New("model: chunk skipped")
 
 // Features returns the feature matrix of raw rows x (scaled first if the
 // model has a scaler).
@@ -384,14 +510,81 @@ func (m *Model) Save(w io.Writer) error {
 }
 
 // Load reads a model file (version 1 or 2), validating its format,
-// version and shapes. The feature map is decoded by the registry of
+// version, every dimension and size, and that nothing but white space
+// follows the JSON object. The feature map is decoded by the registry of
 // package catalog.
+//
+// The limits of package internal/limits apply: input and feature
+// dimensions at most 2²⁴, at most 2²⁰ classes, and the weight matrix
+// (features × classes) and the stored projection at most 2³⁰ values each,
+// so that a model that loads can predict without an overflow.
 func Load(r io.Reader) (*Model, error) {
 	return LoadWith(r, catalog.Default())
 }
 
 // LoadWith is Load with a caller's registry of map decoders.
 func LoadWith(r io.Reader, reg *features.Registry) (*Model, error) {
+	m, err := load(r, reg)
+	if err != nil {
+		return nil, clipError(err)
+	}
+	return m, nil
+}
+
+// maxErrorBytes bounds the length of a Load error message: JSON errors can
+// quote a literal of the file (a number of any length).
+const maxErrorBytes = 200
+
+// clippedError is an error whose message is cut to maxErrorBytes; it
+// unwraps to the original.
+type clippedError struct {
+	msg string
+	err error
+}
+
+func (e *clippedError) Error() string { return e.msg }
+func (e *clippedError) Unwrap() error { return e.err }
+
+// clipError returns err with its message cut to maxErrorBytes (on a rune
+// boundary), or err itself if it is short enough.
+func clipError(err error) error {
+	msg := err.Error()
+	if len(msg) <= maxErrorBytes {
+		return err
+	}
+	cut := maxErrorBytes - len("…")
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return &clippedError{msg: msg[:cut] + "…", err: err}
+}
+
+// trailing returns an error if anything but JSON white space follows the
+// value dec has decoded from r.
+func trailing(dec *json.Decoder, r io.Reader) error {
+	rest := io.MultiReader(dec.Buffered(), r)
+	off := dec.InputOffset()
+	var buf [4096]byte
+	for {
+		n, err := rest.Read(buf[:])
+		for i, c := range buf[:n] {
+			switch c {
+			case ' ', '\t', '\r', '\n':
+				continue
+			}
+			return fmt.Errorf("model: unexpected data after the model object at byte %d", off+int64(i))
+		}
+		off += int64(n)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("model: reading after the model object: %w", err)
+		}
+	}
+}
+
+func load(r io.Reader, reg *features.Registry) (*Model, error) {
 	var f file
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&f); err != nil {
@@ -400,8 +593,11 @@ func LoadWith(r io.Reader, reg *features.Registry) (*Model, error) {
 		}
 		return nil, fmt.Errorf("model: not a kernelkit model file: %w", err)
 	}
+	if err := trailing(dec, r); err != nil {
+		return nil, err
+	}
 	if f.Format != FormatName {
-		return nil, fmt.Errorf("model: not a kernelkit model file (format %q)", f.Format)
+		return nil, fmt.Errorf("model: not a kernelkit model file (format %.40q)", f.Format)
 	}
 	if f.Version != 1 && f.Version != Version {
 		return nil, fmt.Errorf("model: file format version %d, this kernelkit reads versions 1 and %d", f.Version, Version)
@@ -419,27 +615,43 @@ func LoadWith(r io.Reader, reg *features.Registry) (*Model, error) {
 	if len(f.Features) == 0 {
 		return nil, errors.New("model: file has no feature map")
 	}
+	k := 1
+	switch f.Task {
+	case Classification:
+		if f.Classes < 2 || f.Classes > limits.MaxClasses {
+			return nil, fmt.Errorf("model: classification model with %d classes (want 2 to %d)", f.Classes, limits.MaxClasses)
+		}
+		k = f.Classes
+	case Regression:
+		if f.Classes != 0 {
+			return nil, fmt.Errorf("model: regression model with %d classes (want 0)", f.Classes)
+		}
+	default:
+		return nil, fmt.Errorf("model: unknown task %.40q", f.Task)
+	}
 	mp, err := reg.Decode(kind, f.Features)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	k := 1
-	switch f.Task {
-	case Classification:
-		if f.Classes < 2 {
-			return nil, fmt.Errorf("model: classification model with %d classes", f.Classes)
-		}
-		k = f.Classes
-	case Regression:
-	default:
-		return nil, fmt.Errorf("model: unknown task %q", f.Task)
+	dim, in := mp.Dim(), mp.InputDim()
+	if err := limits.Dim("model: feature dimension", dim); err != nil {
+		return nil, err
 	}
-	dim := mp.Dim()
-	if len(f.Weights) != dim*k || len(f.Intercept) != k {
+	if err := limits.Dim("model: input dimension", in); err != nil {
+		return nil, err
+	}
+	nw, err := limits.Matrix("model: weight matrix", dim, k)
+	if err != nil {
+		return nil, err
+	}
+	if len(f.Weights) != nw || len(f.Intercept) != k {
 		return nil, fmt.Errorf("model: weights have %d values and intercept %d, want %d×%d and %d", len(f.Weights), len(f.Intercept), dim, k, k)
 	}
-	if f.Scaler != nil && (len(f.Scaler.Mean) != mp.InputDim() || len(f.Scaler.Scale) != mp.InputDim()) {
-		return nil, errors.New("model: scaler does not match the feature map's input dimension")
+	if f.Columns != nil && len(f.Columns) != in {
+		return nil, fmt.Errorf("model: file has %d column names for a feature map of %d inputs", len(f.Columns), in)
+	}
+	if f.Scaler != nil && (len(f.Scaler.Mean) != in || len(f.Scaler.Scale) != in) {
+		return nil, fmt.Errorf("model: scaler has %d means and %d scales, the feature map takes %d inputs", len(f.Scaler.Mean), len(f.Scaler.Scale), in)
 	}
 	for _, arr := range [][]float64{f.Weights, f.Intercept} {
 		for _, v := range arr {
@@ -449,11 +661,14 @@ func LoadWith(r io.Reader, reg *features.Registry) (*Model, error) {
 		}
 	}
 	if f.Scaler != nil {
-		for _, v := range f.Scaler.Scale {
-			if !(v > 0) || math.IsInf(v, 0) {
-				return nil, errors.New("model: scaler has a non-positive or non-finite scale")
+		for j, v := range f.Scaler.Scale {
+			if !(v > 0) || math.IsInf(v, 0) || math.IsNaN(f.Scaler.Mean[j]) || math.IsInf(f.Scaler.Mean[j], 0) {
+				return nil, errors.New("model: scaler has a non-finite mean or a non-positive or non-finite scale")
 			}
 		}
+	}
+	if !(f.Lambda >= 0) || math.IsInf(f.Lambda, 0) || !(f.Jitter >= 0) || math.IsInf(f.Jitter, 0) {
+		return nil, fmt.Errorf("model: lambda %v and jitter %v must be non-negative and finite", f.Lambda, f.Jitter)
 	}
 	return &Model{Task: f.Task, Classes: f.Classes, Columns: f.Columns, Label: f.Label, Scaler: f.Scaler, Map: mp,
 		Linear: &linear.Model{W: mat.NewDense(dim, k, f.Weights), B: f.Intercept, Lambda: f.Lambda, Jitter: f.Jitter}}, nil

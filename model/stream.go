@@ -10,7 +10,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/data"
-	"github.com/kernelkit/kernelkit/features"
+	"github.com/kernelkit/kernelkit/internal/limits"
+	"github.com/kernelkit/kernelkit/internal/parallel"
 	"github.com/kernelkit/kernelkit/linear"
 )
 
@@ -26,8 +27,13 @@ type Opener func() (b Batches, close func() error, err error)
 // FitStream fits a model in two passes over rows that need not fit in
 // memory: the first fits the scaler (data.ScalerAccumulator) and finds the
 // classes, the second transforms each batch and accumulates linear.Stats.
-// Memory is O(batch·D + D²) whatever the number of rows. With the same
-// rows and options it gives the same model as Fit, to rounding.
+// The second pass reads batches of one chunk (Options.ChunkRows) per
+// worker, transforms the chunks on all cores and adds their statistics in
+// row order exactly as Fit does (see Accumulate), so memory is
+// O(workers·chunk·(d + D) + (workers + 1)·folds·D²) whatever the number of
+// rows. With the same rows and options it gives the same model as Fit: bit
+// for bit without standardisation (when every batch but the last is full),
+// and to rounding with it, as the streamed scaler rounds differently.
 func FitStream(ctx context.Context, opt Options, open Opener, names []string) (*Model, error) {
 	if !(opt.Lambda >= 0) || math.IsInf(opt.Lambda, 0) {
 		return nil, fmt.Errorf("model: lambda must be non-negative and finite, got %v", opt.Lambda)
@@ -43,6 +49,7 @@ func FitStream(ctx context.Context, opt Options, open Opener, names []string) (*
 	// Pass 1: dimensions, classes, scaler.
 	var acc data.ScalerAccumulator
 	rows, d, k := 0, 0, 1
+	var two []float64 // the first label and the first one unlike it
 	err = pass(open, chunk, func(x *mat.Dense, y []float64) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -57,6 +64,9 @@ func FitStream(ctx context.Context, opt Options, open Opener, names []string) (*
 					return fmt.Errorf("model: label %v is not a class index", v)
 				}
 				k = max(k, int(v)+1)
+				if len(two) == 0 || (len(two) == 1 && v != two[0]) {
+					two = append(two, v)
+				}
 			}
 		}
 		rows += len(y)
@@ -74,6 +84,9 @@ func FitStream(ctx context.Context, opt Options, open Opener, names []string) (*
 	m := &Model{Task: opt.Task, Columns: names, TrainRows: rows}
 	switch opt.Task {
 	case Classification:
+		if err := twoLabels(two); err != nil {
+			return nil, err
+		}
 		if k < 2 {
 			return nil, errors.New("model: classification needs at least 2 classes")
 		}
@@ -90,13 +103,18 @@ func FitStream(ctx context.Context, opt Options, open Opener, names []string) (*
 	if m.Map, err = opt.newMap(d); err != nil {
 		return nil, err
 	}
-	// Pass 2: statistics.
-	stats := make([]*linear.Stats, folds)
-	for f := range stats {
-		stats[f] = linear.NewStats(m.Map.Dim(), k)
+	// Pass 2: statistics, in batches of one chunk per worker, added up
+	// chunk by chunk in row order as in Fit (see Accumulate).
+	batch := chunk
+	if w := parallel.Workers(limits.MaxElements); chunk <= limits.MaxElements/w {
+		batch = chunk * w
+	}
+	acc2, err := newAccumulator(m.Map, k, folds, chunk, min(batch, rows))
+	if err != nil {
+		return nil, err
 	}
 	seen := 0
-	err = pass(open, chunk, func(x *mat.Dense, y []float64) error {
+	err = pass(open, batch, func(x *mat.Dense, y []float64) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -120,36 +138,21 @@ func FitStream(ctx context.Context, opt Options, open Opener, names []string) (*
 		} else {
 			targets = mat.NewDense(n, 1, append([]float64(nil), y...))
 		}
-		if folds == 1 {
-			st, err := Accumulate(ctx, m.Map, x, targets, 1, chunk, nil)
-			if err != nil {
-				return err
-			}
-			if err := stats[0].Merge(st[0]); err != nil {
-				return err
-			}
-		} else {
-			// Row seen+i goes to fold (seen+i) mod folds, as in Fit.
-			z, err := features.Apply(m.Map, x)
-			if err != nil {
-				return err
-			}
-			for i := 0; i < n; i++ {
-				f := (seen + i) % folds
-				if err := stats[f].Add(z.Slice(i, i+1, 0, m.Map.Dim()).(*mat.Dense), targets.Slice(i, i+1, 0, k).(*mat.Dense)); err != nil {
-					return err
-				}
-			}
+		// Row seen+i goes to fold (seen+i) mod folds, as in Fit.
+		var progress func(int)
+		if opt.Progress != nil {
+			progress = func(done int) { opt.Progress(seen+done, rows) }
+		}
+		if err := acc2.add(ctx, x, targets, progress); err != nil {
+			return err
 		}
 		seen += n
-		if opt.Progress != nil {
-			opt.Progress(seen, rows)
-		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	stats := acc2.total
 	if err := m.solve(opt, stats); err != nil {
 		return nil, err
 	}

@@ -12,7 +12,11 @@
 //     d exactly orthogonal directions from the QR decomposition of a Gaussian
 //     matrix, each row rescaled by an independent χ(d)-distributed norm so
 //     that rows are marginally N(0, I_d). Any number of rows: ⌈m/d⌉
-//     independent blocks, the last one cut.
+//     independent blocks, the last one cut. The QR factor is made unique by
+//     a positive diagonal of R, which makes it Haar distributed (Mezzadri,
+//     "How to generate random matrices from the classical compact groups",
+//     2007), and is computed by Householder reflections in pure Go, not
+//     through the BLAS backend.
 //   - Structured: structured orthogonal random features (SORF), blocks
 //     √n·H D₁ H D₂ H D₃ with H the normalised n×n Walsh-Hadamard matrix,
 //     D_i diagonal with random ±1 entries and n the smallest power of two at
@@ -32,7 +36,21 @@
 //     d primes, randomised by a uniform random shift modulo 1
 //     (Cranley-Patterson rotation) and a random start index, mapped through
 //     the normal quantile function. Each row is marginally N(0, I_d).
+//     gonum's stat/samplemv.Halton is not used: it randomises by Owen's
+//     digit permutations instead (another distribution of point sets, so
+//     other projections for the same seed), supports at most 1000
+//     dimensions (this one 10000) and always starts at index 0.
 //
-// All samplers take an explicit seed; the generator is math/rand/v2's PCG,
-// whose output is the same on every platform.
+// All samplers take an explicit seed; the generator is math/rand/v2's PCG
+// (package internal/rng). No sampler calls the BLAS implementation
+// installed in gonum's blas64 (package backend may install OpenBLAS), so a
+// seed gives the same matrix, bit for bit, with every backend, and on
+// every machine of the same architecture. (On architectures where the Go
+// compiler fuses multiply-adds, such as arm64, the last bits of the
+// orthogonal and Halton samplers may differ from amd64.)
+//
+// Sizes are checked before anything is allocated: d must lie in
+// 1…limits.MaxDim (2²⁴) and the m×d matrix, and for ORF the d×d block, must
+// hold at most limits.MaxElements (2³⁰) values; larger or overflowing sizes
+// give an error that states the memory they would need.
 package sampler

@@ -6,27 +6,38 @@ import (
 	"math"
 	"strings"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/internal/rng"
 )
 
 // Sampler draws an m×d projection matrix from a seed.
 type Sampler interface {
-	// Sample returns an m×d matrix. The same (m, d, seed) gives the same
-	// matrix on every call and platform.
+	// Sample returns an m×d matrix, or an error for sizes that are not
+	// positive, d above 2²⁴, or matrices of more than 2³⁰ values (8 GiB).
+	// The same (m, d, seed) gives the same matrix on every call and with
+	// every BLAS backend.
 	Sample(m, d int, seed uint64) (*mat.Dense, error)
 	// Name returns the sampler's short name as used on the command line.
 	Name() string
 }
 
+// check validates the size of an m×d projection before anything is
+// allocated: m ≥ 1, 1 ≤ d ≤ limits.MaxDim and m·d ≤ limits.MaxElements,
+// with the memory the matrix would need in the error.
 func check(m, d int) error {
 	if m <= 0 {
 		return fmt.Errorf("sampler: number of rows must be positive, got %d", m)
 	}
-	if d <= 0 {
-		return fmt.Errorf("sampler: dimension must be positive, got %d", d)
+	if err := limits.Dim("sampler: dimension", d); err != nil {
+		return err
+	}
+	if _, err := limits.Matrix("sampler: projection", m, d); err != nil {
+		return err
 	}
 	return nil
 }
@@ -58,33 +69,26 @@ func (Orthogonal) Name() string { return "orf" }
 
 // Sample returns ⌈m/d⌉ stacked blocks of d mutually orthogonal rows, cut to
 // m rows. Row norms are independent χ(d) draws, so every row is marginally
-// N(0, I_d).
+// N(0, I_d). The QR factorisation is computed in pure Go (see haarQ), never
+// through the BLAS implementation installed in blas64, so the same seed
+// gives the same bits with every BLAS backend.
 func (Orthogonal) Sample(m, d int, seed uint64) (*mat.Dense, error) {
 	if err := check(m, d); err != nil {
 		return nil, err
 	}
+	if _, err := limits.Matrix("sampler: orthogonal block", d, d); err != nil {
+		return nil, err
+	}
 	rng := rng.New(seed)
 	out := mat.NewDense(m, d, nil)
-	g := mat.NewDense(d, d, nil)
-	var qr mat.QR
-	var q, r mat.Dense
+	g := make([]float64, d*d)
+	q := make([]float64, d*d)
+	work := make([]float64, 3*d)
 	for start := 0; start < m; start += d {
-		for i := 0; i < d; i++ {
-			for j := 0; j < d; j++ {
-				g.Set(i, j, rng.NormFloat64())
-			}
+		for i := range g {
+			g[i] = rng.NormFloat64()
 		}
-		qr.Factorize(g)
-		qr.QTo(&q)
-		// Fix the signs so that Q is Haar distributed: Q·diag(sign(R_jj)).
-		qr.RTo(&r)
-		for j := 0; j < d; j++ {
-			if r.At(j, j) < 0 {
-				for i := 0; i < d; i++ {
-					q.Set(i, j, -q.At(i, j))
-				}
-			}
-		}
+		haarQ(g, q, d, work)
 		rows := min(d, m-start)
 		for i := 0; i < rows; i++ {
 			// Norm of an independent Gaussian vector: χ(d).
@@ -95,12 +99,77 @@ func (Orthogonal) Sample(m, d int, seed uint64) (*mat.Dense, error) {
 			}
 			norm := math.Sqrt(s)
 			// Rows of Qᵀ (columns of Q) are orthonormal.
-			for j := 0; j < d; j++ {
-				out.Set(start+i, j, norm*q.At(j, i))
+			row := out.RawRowView(start + i)
+			for j := range row {
+				row[j] = norm * q[j*d+i]
 			}
 		}
 	}
 	return out, nil
+}
+
+// haarQ sets q (d×d, row-major) to the orthogonal factor of the QR
+// factorisation g = QR with the signs of R's diagonal made positive, which
+// is the unique such factorisation and, for a Gaussian g, a Haar
+// distributed Q (Mezzadri 2007). g (d×d, row-major) is overwritten and work
+// needs 3d values.
+//
+// It is Householder QR (LAPACK's dgeqr2 and dorg2r) with the level-2
+// operations of gonum's pure-Go BLAS called directly: gonum's lapack and
+// mat.QR go through blas64's global implementation, which package backend
+// may replace with OpenBLAS, and the bits of Q would then depend on the
+// backend.
+func haarQ(g, q []float64, d int, work []float64) {
+	var impl gonum.Implementation
+	tau := work[:d]
+	sign := work[d : 2*d]
+	w := work[2*d : 3*d]
+	for j := 0; j < d; j++ {
+		// Reflector H_j = I − τ v vᵀ with v = (1, x/(α−β)) annihilating
+		// column j below the diagonal; R_jj = β.
+		m := d - j
+		alpha := g[j*d+j]
+		var xnorm float64
+		if m > 1 {
+			xnorm = impl.Dnrm2(m-1, g[(j+1)*d+j:], d)
+		}
+		if xnorm == 0 {
+			tau[j] = 0
+			sign[j] = math.Copysign(1, alpha)
+			continue
+		}
+		beta := -math.Copysign(math.Hypot(alpha, xnorm), alpha)
+		tau[j] = (beta - alpha) / beta
+		impl.Dscal(m-1, 1/(alpha-beta), g[(j+1)*d+j:], d)
+		sign[j] = math.Copysign(1, beta)
+		g[j*d+j] = 1
+		if n := d - j - 1; n > 0 {
+			// G[j:, j+1:] −= τ v (vᵀ G[j:, j+1:]).
+			impl.Dgemv(blas.Trans, m, n, 1, g[j*d+j+1:], d, g[j*d+j:], d, 0, w, 1)
+			impl.Dger(m, n, -tau[j], g[j*d+j:], d, w, 1, g[j*d+j+1:], d)
+		}
+	}
+	// Q = H_0 H_1 ⋯ H_{d−1}, accumulated from the right: H_j only touches
+	// rows and columns j and beyond of the partial product.
+	clear(q)
+	for i := 0; i < d; i++ {
+		q[i*d+i] = 1
+	}
+	for j := d - 1; j >= 0; j-- {
+		if tau[j] == 0 {
+			continue
+		}
+		m := d - j
+		impl.Dgemv(blas.Trans, m, m, 1, q[j*d+j:], d, g[j*d+j:], d, 0, w, 1)
+		impl.Dger(m, m, -tau[j], g[j*d+j:], d, w, 1, q[j*d+j:], d)
+	}
+	// Q·diag(sign(R_jj)).
+	for i := 0; i < d; i++ {
+		row := q[i*d : (i+1)*d]
+		for j, s := range sign {
+			row[j] *= s
+		}
+	}
 }
 
 // Structured draws structured orthogonal random features (SORF).
@@ -110,7 +179,9 @@ type Structured struct{}
 func (Structured) Name() string { return "sorf" }
 
 // Sample returns ⌈m/n⌉ stacked blocks √n·H D₁ H D₂ H D₃ (n the power of two
-// at least d), keeping the first d columns and m rows.
+// at least d), keeping the first d columns and m rows. Each row is computed
+// by three fast Walsh-Hadamard transforms, O(n log n), so the cost is
+// O(m·n log n) whatever the ratio of m to d.
 func (Structured) Sample(m, d int, seed uint64) (*mat.Dense, error) {
 	if err := check(m, d); err != nil {
 		return nil, err
@@ -121,37 +192,38 @@ func (Structured) Sample(m, d int, seed uint64) (*mat.Dense, error) {
 		n <<= 1
 	}
 	out := mat.NewDense(m, d, nil)
-	signs := make([][]float64, 3)
+	var neg [3][]bool // the −1 entries of D₁, D₂, D₃
+	for k := range neg {
+		neg[k] = make([]bool, n)
+	}
 	col := make([]float64, n)
 	scale := math.Sqrt(float64(n)) / math.Pow(math.Sqrt(float64(n)), 3) // √n · (1/√n)³ for the three normalised H
 	for start := 0; start < m; start += n {
-		for k := range signs {
-			signs[k] = make([]float64, n)
-			for i := range signs[k] {
-				if rng.Uint64()&1 == 0 {
-					signs[k][i] = 1
-				} else {
-					signs[k][i] = -1
-				}
+		for k := range neg {
+			for i := range neg[k] {
+				neg[k][i] = rng.Uint64()&1 != 0
 			}
 		}
 		rows := min(n, m-start)
-		for j := 0; j < d; j++ {
-			// Column j of the block is the block applied to e_j:
-			// H D1 H D2 H D3 e_j, right to left.
+		for i := 0; i < rows; i++ {
+			// Row i of the block B = H D₁ H D₂ H D₃ is Bᵀe_i =
+			// D₃ H D₂ H D₁ H e_i (H is symmetric), right to left. Every
+			// intermediate value is an integer below n², so the result does
+			// not depend on the order of the operations. Computing rows,
+			// not columns, costs O(n log n) per row drawn, whatever d.
 			clear(col)
-			col[j] = signs[2][j]
-			fwht(col)
-			for i := range col {
-				col[i] *= signs[1][i]
+			col[i] = 1
+			for k := range neg {
+				fwht(col)
+				for j, flip := range neg[k] {
+					if flip {
+						col[j] = -col[j]
+					}
+				}
 			}
-			fwht(col)
-			for i := range col {
-				col[i] *= signs[0][i]
-			}
-			fwht(col)
-			for i := 0; i < rows; i++ {
-				out.Set(start+i, j, scale*col[i])
+			row := out.RawRowView(start + i)
+			for j := range row {
+				row[j] = scale * col[j]
 			}
 		}
 		// The rows of H D₁ H D₂ H D₃ all have the same norm, which biases

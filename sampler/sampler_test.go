@@ -2,8 +2,11 @@ package sampler
 
 import (
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 )
@@ -130,5 +133,118 @@ func TestBadParameters(t *testing.T) {
 	}
 	if _, err := ByName("sobol"); err == nil {
 		t.Error("unknown sampler name accepted")
+	}
+}
+
+// TestHugeSizes: sizes from users that overflow int or exceed the memory
+// limit give an error naming the problem before anything is allocated
+// (they panicked or aborted out of memory before), for every sampler.
+func TestHugeSizes(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		m, d int
+		want string
+	}{
+		{"1e9 features", 1_000_000_000, 16, "would need"},
+		{"2^62 features", 1 << 62, 16, "overflows"},
+		{"max int features", math.MaxInt, 2, "overflows"},
+		{"2^62 dimension", 4, 1 << 62, "dimension"},
+		{"dimension above MaxDim", 1, 1<<24 + 1, "dimension"},
+		{"2^31×2^31", 1 << 31, 1 << 31, "dimension"},
+		{"2^20×2^11", 1 << 20, 1 << 11, "would need"},
+		{"negative rows", -5, 3, "positive"},
+	} {
+		for _, s := range all() {
+			w, err := s.Sample(c.m, c.d, 1)
+			if err == nil {
+				r, col := w.Dims()
+				t.Errorf("%s, %s: accepted, got %d×%d", c.name, s.Name(), r, col)
+				continue
+			}
+			if !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "sampler: ") {
+				t.Errorf("%s, %s: error %q, want one starting \"sampler: \" and mentioning %q", c.name, s.Name(), err, c.want)
+			}
+		}
+	}
+	// ORF also needs a d×d block: 2^16 columns pass the dimension limit
+	// but not the block's memory limit, even for one row.
+	if _, err := (Orthogonal{}).Sample(1, 1<<16, 1); err == nil || !strings.Contains(err.Error(), "orthogonal block") {
+		t.Errorf("ORF with d = 2^16: error %v, want the block's memory limit", err)
+	}
+}
+
+// TestHaarQMatchesLAPACK: haarQ is the QR factor with a positive diagonal
+// of R, which is unique: it equals gonum's mat.QR factor after the same
+// sign correction to rounding, and is orthogonal to rounding.
+func TestHaarQMatchesLAPACK(t *testing.T) {
+	for _, d := range []int{1, 2, 7, 33} {
+		g := make([]float64, d*d)
+		for i := range g {
+			g[i] = math.Sin(float64(3*i+d)) + 0.1*float64(i%5)
+		}
+		var qr mat.QR
+		qr.Factorize(mat.NewDense(d, d, append([]float64(nil), g...)))
+		var want, r mat.Dense
+		qr.QTo(&want)
+		qr.RTo(&r)
+		for j := 0; j < d; j++ {
+			if r.At(j, j) < 0 {
+				for i := 0; i < d; i++ {
+					want.Set(i, j, -want.At(i, j))
+				}
+			}
+		}
+		q := make([]float64, d*d)
+		haarQ(g, q, d, make([]float64, 3*d))
+		got := mat.NewDense(d, d, q)
+		if !mat.EqualApprox(got, &want, 1e-12) {
+			t.Errorf("d=%d: Householder Q differs from mat.QR's:\n%v\n%v", d, mat.Formatted(got), mat.Formatted(&want))
+		}
+		var qtq mat.Dense
+		qtq.Mul(got.T(), got)
+		for i := 0; i < d; i++ {
+			for j := 0; j < d; j++ {
+				want := 0.0
+				if i == j {
+					want = 1
+				}
+				if math.Abs(qtq.At(i, j)-want) > 1e-13 {
+					t.Fatalf("d=%d: (QᵀQ)[%d][%d] = %v", d, i, j, qtq.At(i, j))
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkOrthogonal times one d×d ORF block (its Householder QR).
+func BenchmarkOrthogonal(b *testing.B) {
+	for _, d := range []int{64, 256, 784} {
+		b.Run(strconv.Itoa(d), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := (Orthogonal{}).Sample(d, d, uint64(i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestStructuredWide: SORF costs O(n log n) per row drawn, not per input
+// column, so a few rows of a wide input (d = 2²⁰; the column-by-column
+// construction took O(d·n log n), hours here) are quick, and they are still
+// mutually orthogonal.
+func TestStructuredWide(t *testing.T) {
+	const m, d = 3, 1 << 20
+	w, err := Structured{}.Sample(m, d, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < m; i++ {
+		for j := i + 1; j < m; j++ {
+			ri, rj := w.RawRowView(i), w.RawRowView(j)
+			if c := floats.Dot(ri, rj) / (floats.Norm(ri, 2) * floats.Norm(rj, 2)); math.Abs(c) > 1e-12 {
+				t.Errorf("rows %d and %d: cosine %g", i, j, c)
+			}
+		}
 	}
 }

@@ -1,11 +1,26 @@
 // Package parallel holds the small worker-pool helpers that kernelkit's hot
 // loops share: splitting a range of rows into chunks and running the chunks
 // over the available cores.
+//
+// Both helpers make the work a goroutine does a function of the chunk
+// indices, never of scheduling, so that floating-point results do not
+// change from run to run:
+//
+//   - Chunks assigns chunk c to worker c mod W (W = Workers of the number
+//     of chunks), and each worker takes its chunks in increasing order.
+//     Per-worker partial sums are therefore the same on every run with the
+//     same GOMAXPROCS; they differ between machines with different core
+//     counts, because W does.
+//   - Ordered hands each chunk's partial result to a commit step that runs
+//     once per chunk, one at a time, in increasing chunk order. A reduction
+//     that adds the partial results in commit is a function of the data and
+//     the chunk boundaries only: the same bits on any number of cores.
 package parallel
 
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // Workers returns the number of goroutines to use for n independent items:
@@ -21,10 +36,19 @@ func Workers(n int) int {
 	return w
 }
 
+// numChunks returns ⌈n/chunk⌉ (chunk ≥ 1) without overflow.
+func numChunks(n, chunk int) int {
+	return n/chunk + min(n%chunk, 1)
+}
+
 // Chunks calls fn(worker, lo, hi) for consecutive half-open ranges [lo, hi)
 // of size at most chunk covering [0, n), spread over Workers goroutines.
-// The worker index lies in [0, Workers(ceil(n/chunk))) and lets callers keep
-// per-worker scratch space. Chunks returns when every call has returned.
+// The worker index lies in [0, Workers(⌈n/chunk⌉)) and lets callers keep
+// per-worker scratch space. Chunk c (the range starting at c·chunk) goes to
+// worker c mod Workers, and a worker handles its chunks in increasing
+// order, so anything a worker accumulates depends on n, chunk and the
+// worker count only, not on scheduling. Chunks returns when every call has
+// returned. A chunk size below 1 is taken as 1.
 func Chunks(n, chunk int, fn func(worker, lo, hi int)) {
 	if n <= 0 {
 		return
@@ -32,33 +56,87 @@ func Chunks(n, chunk int, fn func(worker, lo, hi int)) {
 	if chunk < 1 {
 		chunk = 1
 	}
-	nchunks := (n + chunk - 1) / chunk
+	nchunks := numChunks(n, chunk)
+	w := Workers(nchunks)
+	run := func(worker int) {
+		for c := worker; c < nchunks; c += w {
+			lo := c * chunk
+			fn(worker, lo, lo+min(chunk, n-lo))
+		}
+	}
+	if w == 1 {
+		run(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for k := 0; k < w; k++ {
+		wg.Go(func() { run(k) })
+	}
+	wg.Wait()
+}
+
+// Ordered is a parallel reduction over the chunks of [0, n) whose result
+// does not depend on scheduling or on the number of cores. Workers
+// goroutines take the chunks [lo, hi) of size at most chunk in increasing
+// order and call work(worker, lo, hi), which may run concurrently with
+// other chunks' work and typically computes the chunk's partial result into
+// per-worker scratch space. Then, once every earlier chunk has been
+// committed, the same goroutine calls commit(worker, lo, hi): commits run
+// one at a time, in increasing order of lo, each exactly once, and the next
+// work call of that worker starts only after its commit has returned, so
+// the scratch space of a worker holds at most one pending chunk. A total
+// built up by commit is thus the same left-to-right sum of the chunks'
+// partial results on every run and machine. Ordered returns when every
+// commit has returned. A chunk size below 1 is taken as 1.
+func Ordered(n, chunk int, work, commit func(worker, lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	if chunk < 1 {
+		chunk = 1
+	}
+	nchunks := numChunks(n, chunk)
 	w := Workers(nchunks)
 	if w == 1 {
-		for lo := 0; lo < n; lo += chunk {
-			fn(0, lo, min(lo+chunk, n))
+		for c := 0; c < nchunks; c++ {
+			lo := c * chunk
+			hi := lo + min(chunk, n-lo)
+			work(0, lo, hi)
+			commit(0, lo, hi)
 		}
 		return
 	}
-	var next int
-	var mu sync.Mutex
-	var wg sync.WaitGroup
+	var (
+		next      atomic.Int64 // next chunk to take
+		mu        sync.Mutex
+		turn      = sync.NewCond(&mu)
+		committed int // chunks committed so far; guarded by mu
+		wg        sync.WaitGroup
+	)
 	for k := 0; k < w; k++ {
-		wg.Add(1)
-		go func(worker int) {
-			defer wg.Done()
+		wg.Go(func() {
 			for {
-				mu.Lock()
-				c := next
-				next++
-				mu.Unlock()
+				c := int(next.Add(1) - 1)
 				if c >= nchunks {
 					return
 				}
 				lo := c * chunk
-				fn(worker, lo, min(lo+chunk, n))
+				hi := lo + min(chunk, n-lo)
+				work(k, lo, hi)
+				// The goroutine holding the lowest uncommitted chunk never
+				// waits, so the commits always make progress.
+				mu.Lock()
+				for committed != c {
+					turn.Wait()
+				}
+				mu.Unlock()
+				commit(k, lo, hi)
+				mu.Lock()
+				committed++
+				turn.Broadcast()
+				mu.Unlock()
 			}
-		}(k)
+		})
 	}
 	wg.Wait()
 }
