@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/kernelkit/kernelkit/serve"
+)
+
+// serveOptions are the flags of kernelkit serve.
+type serveOptions struct {
+	addr                                                            string
+	models                                                          []string
+	maxBody                                                         int64
+	maxRows, maxBatchRows, batchWorkers                             int
+	requestTimeout, readHeaderTimeout, idleTimeout, shutdownTimeout time.Duration
+	batchWait                                                       time.Duration
+	noBatch, noRepository                                           bool
+	logFormat, logLevel                                             string
+}
+
+func newServeCmd() *cobra.Command {
+	o := &serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve --model m.kk [--model name=other.kk ...] [--addr 127.0.0.1:8080]",
+		Short: "Serve models over the Open Inference Protocol (V2 REST) with Prometheus metrics",
+		Long: "serve answers the V2 inference protocol (KServe, Triton, MLServer clients) for saved models:\n" +
+			"  GET  /v2/health/live, /v2/health/ready, /v2, /v2/models/NAME, /v2/models/NAME/ready\n" +
+			"  POST /v2/models/NAME/infer       labels (and scores) or regression values\n" +
+			"  POST /v2/models/NAME/transform   the random features of the rows\n" +
+			"  POST /v2/repository/index, /v2/repository/models/NAME/load (reload the file)\n" +
+			"  GET  /metrics                    Prometheus metrics\n" +
+			"A model's name is its file's base name without extension, or NAME in --model NAME=PATH.\n" +
+			"SIGHUP reloads every model file (a bad file leaves the old model serving); SIGINT or SIGTERM\n" +
+			"stops accepting connections, lets requests in flight finish and exits with status 0.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+	}
+	o.bind(cmd.Flags())
+	return cmd
+}
+
+func (o *serveOptions) bind(fl *pflag.FlagSet) {
+	fl.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; :8080 for every interface)")
+	fl.StringArrayVar(&o.models, "model", nil, "model file to serve, PATH or NAME=PATH (repeat for several)")
+	fl.Int64Var(&o.maxBody, "max-body-bytes", serve.DefaultMaxBodyBytes, "largest request body (413 beyond)")
+	fl.IntVar(&o.maxRows, "max-rows", serve.DefaultMaxRows, "most rows in one request (413 beyond)")
+	fl.DurationVar(&o.requestTimeout, "request-timeout", serve.DefaultRequestTimeout, "time to read a request body and answer it")
+	fl.DurationVar(&o.readHeaderTimeout, "read-header-timeout", serve.DefaultReadHeaderTimeout, "time to read a request header; slower clients are disconnected")
+	fl.DurationVar(&o.idleTimeout, "idle-timeout", serve.DefaultIdleTimeout, "how long a keep-alive connection waits for its next request")
+	fl.DurationVar(&o.shutdownTimeout, "shutdown-timeout", serve.DefaultShutdownTimeout, "how long a shutdown waits for requests in flight")
+	fl.BoolVar(&o.noBatch, "no-batch", false, "compute every request alone instead of batching concurrent requests")
+	fl.DurationVar(&o.batchWait, "batch-wait", serve.DefaultBatchWait, "how long a batch waits for requests still being read (0: batch only what is queued)")
+	fl.IntVar(&o.maxBatchRows, "max-batch-rows", serve.DefaultMaxBatchRows, "most rows in one batched feature pass")
+	fl.IntVar(&o.batchWorkers, "batch-workers", 0, "batch workers per model (default: the number of CPUs)")
+	fl.BoolVar(&o.noRepository, "no-repository", false, "turn the repository endpoints (index, load) off")
+	fl.StringVar(&o.logFormat, "log-format", "text", "log format: text or json (to standard error)")
+	fl.StringVar(&o.logLevel, "log-level", "info", "log level: debug (every request), info, warn or error")
+}
+
+func (o *serveOptions) run(cmd *cobra.Command) error {
+	if len(o.models) == 0 {
+		return errors.New("--model is required")
+	}
+	if err := o.check(); err != nil {
+		return err
+	}
+	logger, err := newLogger(cmd.ErrOrStderr(), o.logFormat, o.logLevel)
+	if err != nil {
+		return err
+	}
+	specs := make([]serve.ModelSpec, 0, len(o.models))
+	for _, m := range o.models {
+		spec, err := serve.ParseModelSpec(m)
+		if err != nil {
+			return fmt.Errorf("--model: %w", err)
+		}
+		specs = append(specs, spec)
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv, err := serve.New(serve.Config{Models: specs, Logger: logger, Version: version,
+		MaxBodyBytes: o.maxBody, MaxRows: o.maxRows, RequestTimeout: o.requestTimeout,
+		ReadHeaderTimeout: o.readHeaderTimeout, IdleTimeout: o.idleTimeout, ShutdownTimeout: o.shutdownTimeout,
+		DisableBatching: o.noBatch, BatchWait: o.batchWait, MaxBatchRows: o.maxBatchRows, BatchWorkers: o.batchWorkers,
+		DisableRepository: o.noRepository})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return errors.Join(err, srv.Close())
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go srv.ReloadOnSignal(ctx, hup)
+	return srv.Run(ctx, ln)
+}
+
+// check refuses limits that are not positive (the library would read 0
+// as its default).
+func (o *serveOptions) check() error {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"--request-timeout", o.requestTimeout}, {"--read-header-timeout", o.readHeaderTimeout},
+		{"--idle-timeout", o.idleTimeout}, {"--shutdown-timeout", o.shutdownTimeout}} {
+		if d.v <= 0 {
+			return fmt.Errorf("%s must be positive, got %v", d.name, d.v)
+		}
+	}
+	if o.maxBody <= 0 || o.maxRows <= 0 || o.maxBatchRows <= 0 || o.batchWorkers < 0 || o.batchWait < 0 {
+		return errors.New("--max-body-bytes, --max-rows and --max-batch-rows must be positive, --batch-workers and --batch-wait not negative")
+	}
+	return nil
+}
+
+// newLogger returns a slog logger writing to w.
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %.20q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %.20q: want text or json", format)
+}

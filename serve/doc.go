@@ -1,0 +1,105 @@
+// Package serve serves fitted kernelkit models over HTTP with the Open
+// Inference Protocol (the "V2" protocol of KServe, NVIDIA Triton and Seldon
+// MLServer) and exposes Prometheus metrics. The command "kernelkit serve"
+// is a thin wrapper around it; a Go program can embed a Server (it is an
+// http.Handler) or run it on a listener of its own.
+//
+// # Endpoints
+//
+//	GET  /v2/health/live                    200 {"live": true}
+//	GET  /v2/health/ready                   200 {"ready": true}; 503 while shutting down
+//	GET  /v2                                server metadata: name, version, extensions
+//	GET  /v2/models/{name}                  model metadata: inputs, outputs, parameters
+//	GET  /v2/models/{name}/ready            200 {"name": ..., "ready": true}
+//	POST /v2/models/{name}/infer            predictions (labels, scores or values)
+//	POST /v2/models/{name}/transform        the random features of the rows (extension)
+//	POST /v2/repository/index               the models with their versions (repository extension)
+//	POST /v2/repository/models/{name}/load  reload the model's file (repository extension)
+//	GET  /metrics                           Prometheus metrics
+//
+// The model endpoints also answer under /v2/models/{name}/versions/{v}/...
+// when v is the version being served. Versions count from 1 and go up by
+// one with every successful reload.
+//
+// # Inference
+//
+// A request carries one input tensor of shape [n, d] (d the model's input
+// columns, listed in the metadata) of datatype FP64 or FP32, with its data
+// flat in row-major order or nested one array per row:
+//
+//	{"id": "42", "inputs": [{"name": "input", "shape": [2, 3], "datatype": "FP64",
+//	  "data": [[1, 2, 3], [4, 5, 6]]}]}
+//
+// FP32 data are rounded to single precision before the model sees them.
+// A classifier answers the output "label" (INT64 [n], the class index) and,
+// when the request lists it in "outputs" or sets "parameters": {"scores":
+// true}, "scores" (FP64 [n, K]); a regression model answers "value" (FP64
+// [n]). The response echoes "id" and names "model_name" and
+// "model_version":
+//
+//	{"model_name": "letter", "model_version": "1", "id": "42",
+//	 "outputs": [{"name": "label", "datatype": "INT64", "shape": [2], "data": [19, 3]}]}
+//
+// A transform call takes the same request and answers the output
+// "features" (FP64 [n, D]): the model's scaler and random feature map
+// applied to the rows, for similarity search or linear attention outside
+// Go. It returns at most MaxTransformValues values.
+//
+// Every failure answers {"error": "..."} with a 4xx or 5xx status: 400 for
+// malformed JSON, a wrong shape, datatype or data length, values beyond the
+// range of the datatype (JSON cannot carry NaN or Inf), unknown outputs or
+// a failed reload; 404 for an unknown model, version or path; 405 (with
+// Allow) for a wrong method; 408 for a body that does not arrive within
+// the request timeout; 413 for a body or row count over the limits; 503
+// when an answer is not ready within the request timeout or the server is
+// shutting down. A client that sends its header slower than the
+// read-header timeout is disconnected. Binary tensor data (the
+// Inference-Header-Content-Length extension) is not supported.
+//
+// # Batching
+//
+// Concurrent requests to the same model are answered by batch workers
+// (BatchWorkers per model): a worker takes the first queued request, every
+// request already queued and, when BatchWait > 0 and other requests to the
+// model are still being read, waits up to BatchWait for them, up to
+// MaxBatchRows rows; it runs one feature pass (scaler, feature map, ridge
+// model) over all the rows and hands each request its rows. Requests with
+// MaxBatchRows rows or more are computed alone, in their own goroutine:
+// batching pays for small requests, whose fixed cost per feature pass it
+// shares (see DefaultBatchWait for the measurements). If a batch fails, each of
+// its requests is computed alone, so that one request's rows cannot fail
+// another's. Batching does not change the answers beyond the rounding of
+// the matrix products (every row's output is the model's function of that
+// row alone).
+//
+// # Reloading
+//
+// Reload (the command calls it on SIGHUP; the repository load endpoint
+// too) reads a model's file again and swaps the new version in with an
+// atomic pointer: a request is checked and computed against the version
+// that was current when it arrived, so it sees the old or the new model as
+// a whole, never a mix. A file that cannot be read or is not a valid model
+// leaves the old version serving; the error is logged, returned and
+// counted.
+//
+// # Metrics
+//
+// /metrics serves, from a registry of the server's own (no global state),
+// kernelkit_serve_requests_total{model,endpoint,code},
+// kernelkit_serve_request_duration_seconds{model,endpoint} (histogram),
+// kernelkit_serve_rows_total{model,endpoint},
+// kernelkit_serve_errors_total{model,endpoint,kind},
+// kernelkit_serve_inflight_requests, kernelkit_serve_batch_rows{model} and
+// kernelkit_serve_batch_requests{model} (histograms),
+// kernelkit_serve_model_reloads_total{model,result},
+// kernelkit_serve_model_version{model},
+// kernelkit_serve_connections_closed_before_request_total, and the Go and
+// process collectors. The model label is a configured model name or empty
+// (unknown models), so clients cannot grow the label space.
+//
+// # Shutting down
+//
+// Shutdown (Run calls it when its context ends) stops accepting
+// connections, answers not-ready on the open ones, lets the requests in
+// flight finish and then stops the batch workers.
+package serve

@@ -1,0 +1,471 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/kernelkit/kernelkit/internal/limits"
+	"github.com/kernelkit/kernelkit/model"
+)
+
+// The endpoint label values of the metrics.
+const (
+	epLive       = "health_live"
+	epReady      = "health_ready"
+	epServerMeta = "server_metadata"
+	epModelMeta  = "model_metadata"
+	epModelReady = "model_ready"
+	epInfer      = "infer"
+	epTransform  = "transform"
+	epRepoIndex  = "repository_index"
+	epRepoLoad   = "repository_load"
+	epMetrics    = "metrics"
+	epOther      = "other"
+)
+
+// Platform is the platform named in model metadata.
+const Platform = "kernelkit"
+
+func (s *Server) routes() {
+	s.mux = http.NewServeMux()
+	get := []string{http.MethodGet, http.MethodHead}
+	post := []string{http.MethodPost}
+	s.handle("/v2/health/live", epLive, get, s.live)
+	s.handle("/v2/health/ready", epReady, get, s.ready)
+	s.handle("/v2", epServerMeta, get, s.serverMetadata)
+	for _, p := range []string{"/v2/models/{name}", "/v2/models/{name}/versions/{version}"} {
+		s.handle(p, epModelMeta, get, s.modelMetadata)
+		s.handle(p+"/ready", epModelReady, get, s.modelReady)
+		s.handle(p+"/infer", epInfer, post, func(x *exchange) { s.predict(x, false) })
+		s.handle(p+"/transform", epTransform, post, func(x *exchange) { s.predict(x, true) })
+	}
+	if !s.cfg.DisableRepository {
+		s.handle("/v2/repository/index", epRepoIndex, post, s.repositoryIndex)
+		s.handle("/v2/repository/models/{name}/load", epRepoLoad, post, s.repositoryLoad)
+	}
+	prom := promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelError)})
+	s.handle("/metrics", epMetrics, get, func(x *exchange) { prom.ServeHTTP(x, x.r) })
+	s.handle("/", epOther, nil, func(x *exchange) {
+		x.fail(errorf(http.StatusNotFound, kindNotFound, "no endpoint %.100q", x.r.URL.Path))
+	})
+}
+
+// ServeHTTP answers one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// exchange is one request being answered: the response writer, recording
+// the status, and what the metrics need.
+type exchange struct {
+	http.ResponseWriter
+	r     *http.Request
+	code  int
+	model string // metric label: a configured model name or ""
+	kind  string // error kind, "" on success
+	rows  int    // rows answered
+}
+
+func (x *exchange) WriteHeader(code int) {
+	if x.code == 0 {
+		x.code = code
+	}
+	x.ResponseWriter.WriteHeader(code)
+}
+
+func (x *exchange) Write(b []byte) (int, error) {
+	if x.code == 0 {
+		x.code = http.StatusOK
+	}
+	return x.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (x *exchange) Unwrap() http.ResponseWriter { return x.ResponseWriter }
+
+// send writes a JSON body. A failed write means the client went away; it
+// is counted, nothing else can be done.
+func (x *exchange) send(code int, body []byte) {
+	x.Header().Set("Content-Type", "application/json")
+	x.WriteHeader(code)
+	if _, err := x.Write(body); err != nil {
+		x.kind = kindWriteError
+	}
+}
+
+func (x *exchange) sendJSON(code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		x.fail(errorf(http.StatusInternalServerError, kindInternal, "cannot encode the response"))
+		return
+	}
+	x.send(code, append(b, '\n'))
+}
+
+// fail answers with the V2 error object.
+func (x *exchange) fail(e *apiError) {
+	x.kind = e.kind
+	b, err := json.Marshal(ErrorResponse{Error: e.msg})
+	if err != nil {
+		b = []byte(`{"error":"internal error"}`)
+	}
+	x.send(e.status, append(b, '\n'))
+}
+
+func (s *Server) handle(pattern, endpoint string, methods []string, h func(*exchange)) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		countRequest(r)
+		s.metrics.inflight.Inc()
+		defer s.metrics.inflight.Dec()
+		x := &exchange{ResponseWriter: w, r: r}
+		if methods != nil && !slices.Contains(methods, r.Method) {
+			x.Header().Set("Allow", strings.Join(methods, ", "))
+			x.fail(errorf(http.StatusMethodNotAllowed, kindMethodNotAllowed, "method %.20q is not allowed here (allowed: %s)",
+				r.Method, strings.Join(methods, ", ")))
+		} else {
+			h(x)
+		}
+		code := x.code
+		if code == 0 {
+			code = http.StatusOK
+		}
+		elapsed := time.Since(start)
+		s.metrics.requests.WithLabelValues(x.model, endpoint, strconv.Itoa(code)).Inc()
+		s.metrics.duration.WithLabelValues(x.model, endpoint).Observe(elapsed.Seconds())
+		if x.kind != "" {
+			s.metrics.errors.WithLabelValues(x.model, endpoint, x.kind).Inc()
+		}
+		if x.rows > 0 {
+			s.metrics.rows.WithLabelValues(x.model, endpoint).Add(float64(x.rows))
+		}
+		level := slog.LevelDebug
+		if code >= 500 {
+			level = slog.LevelError
+		}
+		if s.log.Enabled(r.Context(), level) {
+			s.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path, "code", code,
+				"kind", x.kind, "model", x.model, "rows", x.rows, "seconds", elapsed.Seconds(), "remote", r.RemoteAddr)
+		}
+	})
+}
+
+func (s *Server) live(x *exchange) { x.sendJSON(http.StatusOK, map[string]bool{"live": true}) }
+
+func (s *Server) ready(x *exchange) {
+	if s.draining.Load() {
+		x.sendJSON(http.StatusServiceUnavailable, map[string]bool{"ready": false})
+		return
+	}
+	x.sendJSON(http.StatusOK, map[string]bool{"ready": true})
+}
+
+func (s *Server) serverMetadata(x *exchange) {
+	ext := []string{"kernelkit_transform"}
+	if !s.cfg.DisableRepository {
+		ext = append(ext, "model_repository")
+	}
+	x.sendJSON(http.StatusOK, ServerMetadata{Name: Platform, Version: s.cfg.Version, Extensions: ext})
+}
+
+// lookup returns the model of the request's path and its current version,
+// or answers 404.
+func (s *Server) lookup(x *exchange) (*entry, *snapshot) {
+	name := x.r.PathValue("name")
+	e, ok := s.models[name]
+	if !ok {
+		x.fail(errorf(http.StatusNotFound, kindUnknownModel, "unknown model %.80q", name))
+		return nil, nil
+	}
+	x.model = e.name
+	sn := e.cur.Load()
+	if v := x.r.PathValue("version"); v != "" && v != sn.vstr {
+		x.fail(errorf(http.StatusNotFound, kindUnknownVersion, "model %q serves version %s, not %.20q", e.name, sn.vstr, v))
+		return nil, nil
+	}
+	return e, sn
+}
+
+func (s *Server) modelMetadata(x *exchange) {
+	e, sn := s.lookup(x)
+	if e == nil {
+		return
+	}
+	x.sendJSON(http.StatusOK, metadata(e.name, sn))
+}
+
+// metadata describes one model version.
+func metadata(name string, sn *snapshot) ModelMetadata {
+	m := sn.m
+	d, dim := int64(m.Map.InputDim()), int64(m.Map.Dim())
+	in := TensorMetadata{Name: InputName, Datatype: FP64, Shape: []int64{-1, d}}
+	if len(m.Columns) > 0 {
+		in.Parameters = map[string]any{"columns": m.Columns}
+	}
+	var outs []TensorMetadata
+	if m.Task == model.Classification {
+		outs = []TensorMetadata{
+			{Name: OutputLabel, Datatype: INT64, Shape: []int64{-1}},
+			{Name: OutputScores, Datatype: FP64, Shape: []int64{-1, int64(m.Classes)}},
+		}
+	} else {
+		outs = []TensorMetadata{{Name: OutputValue, Datatype: FP64, Shape: []int64{-1}}}
+	}
+	params := map[string]any{
+		"task":             string(m.Task),
+		"input_datatypes":  []string{FP64, FP32},
+		"features":         dim,
+		"feature_map":      mapName(m),
+		"transform_output": TensorMetadata{Name: OutputFeatures, Datatype: FP64, Shape: []int64{-1, dim}},
+	}
+	if m.Task == model.Classification {
+		params["classes"] = m.Classes
+	}
+	if m.Label != "" {
+		params["label"] = m.Label
+	}
+	return ModelMetadata{Name: name, Versions: []string{sn.vstr}, Platform: Platform, Inputs: []TensorMetadata{in},
+		Outputs: outs, Parameters: params}
+}
+
+// mapName describes a model's feature map (its String, if it has one).
+func mapName(m *model.Model) string {
+	if st, ok := m.Map.(interface{ String() string }); ok {
+		return st.String()
+	}
+	return ""
+}
+
+func (s *Server) modelReady(x *exchange) {
+	e, _ := s.lookup(x)
+	if e == nil {
+		return
+	}
+	ready := !s.draining.Load()
+	code := http.StatusOK
+	if !ready {
+		code = http.StatusServiceUnavailable
+	}
+	x.sendJSON(code, map[string]any{"name": e.name, "ready": ready})
+}
+
+func (s *Server) repositoryIndex(x *exchange) {
+	out := make([]RepositoryModel, 0, len(s.names))
+	for _, name := range s.names {
+		sn := s.models[name].cur.Load()
+		out = append(out, RepositoryModel{Name: name, Version: sn.vstr, State: "READY"})
+	}
+	x.sendJSON(http.StatusOK, out)
+}
+
+func (s *Server) repositoryLoad(x *exchange) {
+	e, _ := s.lookup(x)
+	if e == nil {
+		return
+	}
+	sn, err := s.reload(e)
+	if err != nil {
+		x.fail(errorf(http.StatusBadRequest, kindReloadFailed, "%v; version %s keeps serving", err, sn.vstr))
+		return
+	}
+	x.sendJSON(http.StatusOK, RepositoryModel{Name: e.name, Version: sn.vstr, State: "READY"})
+}
+
+// bufPool holds request and response buffers.
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// respPool holds response buffers.
+var respPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooled is the largest buffer kept for reuse.
+const maxPooled = 1 << 20
+
+func putBuf(b *bytes.Buffer) {
+	if b.Cap() <= maxPooled {
+		b.Reset()
+		bufPool.Put(b)
+	}
+}
+
+// readBody reads the request body within the body limit and the request
+// timeout into buf.
+func (s *Server) readBody(x *exchange, buf *bytes.Buffer) *apiError {
+	r := x.r
+	if r.Header.Get("Inference-Header-Content-Length") != "" {
+		return errorf(http.StatusBadRequest, kindUnsupported, "binary tensor data is not supported; send JSON")
+	}
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		return errorf(http.StatusRequestEntityTooLarge, kindBodyTooLarge, "request body of %d bytes is over the limit of %d", r.ContentLength, s.cfg.MaxBodyBytes)
+	}
+	// The read deadline is set on the connection; embedding handlers that
+	// cannot set it (httptest recorders) rely on the server's ReadTimeout.
+	if err := http.NewResponseController(x).SetReadDeadline(time.Now().Add(s.cfg.RequestTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return errorf(http.StatusInternalServerError, kindInternal, "cannot set the read deadline")
+	}
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(x, r.Body, s.cfg.MaxBodyBytes))
+	if err == nil {
+		return nil
+	}
+	var mbe *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.As(err, &mbe):
+		return errorf(http.StatusRequestEntityTooLarge, kindBodyTooLarge, "request body is over the limit of %d bytes", s.cfg.MaxBodyBytes)
+	case errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
+		return errorf(http.StatusRequestTimeout, kindReadTimeout, "request body did not arrive within %v", s.cfg.RequestTimeout)
+	}
+	return errorf(http.StatusBadRequest, kindReadError, "cannot read the request body: %v", err)
+}
+
+// predict answers infer (scores, labels or values) and transform
+// (features) calls.
+func (s *Server) predict(x *exchange, transform bool) {
+	e, sn := s.lookup(x)
+	if e == nil {
+		return
+	}
+	e.arriving.Add(1)
+	queued := false
+	defer func() {
+		if !queued {
+			e.arriving.Add(-1)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(x.r.Context(), s.cfg.RequestTimeout)
+	defer cancel()
+	in := bufPool.Get().(*bytes.Buffer)
+	defer putBuf(in)
+	if err := s.readBody(x, in); err != nil {
+		x.fail(err)
+		return
+	}
+	req, err := decodeRequest(in.Bytes())
+	if err != nil {
+		x.fail(err)
+		return
+	}
+	m := sn.m
+	d, dim := m.Map.InputDim(), m.Map.Dim()
+	rows, n, err := req.input(d, s.cfg.MaxRows)
+	if err != nil {
+		x.fail(err)
+		return
+	}
+	var outs []string
+	switch {
+	case transform:
+		if nv, lerr := limits.Mul(n, dim); lerr != nil || nv > MaxTransformValues {
+			x.fail(errorf(http.StatusRequestEntityTooLarge, kindTooManyRows,
+				"%d rows of %d features are over the transform limit of %d values", n, dim, MaxTransformValues))
+			return
+		}
+		outs, err = req.outputs([]string{OutputFeatures}, []string{OutputFeatures}, "")
+	case m.Task == model.Classification:
+		outs, err = req.outputs([]string{OutputLabel, OutputScores}, []string{OutputLabel}, ScoresParameter)
+	default:
+		outs, err = req.outputs([]string{OutputValue}, []string{OutputValue}, "")
+	}
+	if err != nil {
+		x.fail(err)
+		return
+	}
+	j := &job{ctx: ctx, snap: sn, x: mat.NewDense(n, d, rows), transform: transform, done: make(chan jobResult, 1)}
+	e.arriving.Add(-1)
+	queued = true
+	res := s.run(e, j)
+	if res.err != nil {
+		x.fail(res.err)
+		return
+	}
+	if !finite(res.out) {
+		x.fail(errorf(http.StatusBadRequest, kindOutOfRange, "the model's output for these rows is not finite (inputs out of range)"))
+		return
+	}
+	bp := respPool.Get().(*[]byte)
+	rw := responseWriter{b: (*bp)[:0]}
+	rw.begin(e.name, sn.vstr, req.ID)
+	for i, name := range outs {
+		rw.output(i == 0, name, outputType(name), outputShape(name, res.out), func(b []byte) []byte {
+			return appendOutput(b, name, res.out)
+		})
+	}
+	rw.end()
+	x.rows = n
+	x.send(http.StatusOK, rw.b)
+	if cap(rw.b) <= maxPooled {
+		*bp = rw.b
+		respPool.Put(bp)
+	}
+}
+
+func outputType(name string) string {
+	if name == OutputLabel {
+		return INT64
+	}
+	return FP64
+}
+
+func outputShape(name string, out *mat.Dense) []int64 {
+	n, c := out.Dims()
+	switch name {
+	case OutputLabel, OutputValue:
+		return []int64{int64(n)}
+	}
+	return []int64{int64(n), int64(c)}
+}
+
+// appendOutput appends the data of one output tensor computed from out
+// (scores or features).
+func appendOutput(b []byte, name string, out *mat.Dense) []byte {
+	n, _ := out.Dims()
+	for i := range n {
+		row := out.RawRowView(i)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		switch name {
+		case OutputLabel:
+			best := 0
+			for j, v := range row {
+				if v > row[best] {
+					best = j
+				}
+			}
+			b = strconv.AppendInt(b, int64(best), 10)
+		case OutputValue:
+			b = strconv.AppendFloat(b, row[0], 'g', -1, 64)
+		default:
+			b = appendFloats(b, row)
+		}
+	}
+	return b
+}
+
+func finite(m *mat.Dense) bool {
+	n, _ := m.Dims()
+	for i := range n {
+		for _, v := range m.RawRowView(i) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,411 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/kernelkit/kernelkit/internal/limits"
+)
+
+// The V2 data types this server reads and writes.
+const (
+	FP64  = "FP64"
+	FP32  = "FP32"
+	INT64 = "INT64"
+)
+
+// The output tensor names. An infer call on a classifier returns OutputLabel
+// (the class index, INT64 [n]) and, when asked, OutputScores (the class
+// scores, FP64 [n, K]); on a regression model it returns OutputValue (FP64
+// [n]). A transform call returns OutputFeatures (FP64 [n, D]).
+const (
+	OutputLabel    = "label"
+	OutputScores   = "scores"
+	OutputValue    = "value"
+	OutputFeatures = "features"
+)
+
+// InputName is the name of the one input tensor in model metadata. Infer
+// requests must carry exactly one input; its name is not checked.
+const InputName = "input"
+
+// ScoresParameter is the request parameter ("parameters": {"scores": true})
+// that adds the scores output to the default outputs of a classifier.
+const ScoresParameter = "scores"
+
+// InferRequest is the body of an infer or transform call: the V2
+// $inference_request.
+type InferRequest struct {
+	ID         string                     `json:"id,omitempty"`
+	Parameters map[string]json.RawMessage `json:"parameters,omitempty"`
+	Inputs     []RequestInput             `json:"inputs"`
+	Outputs    []RequestOutput            `json:"outputs,omitempty"`
+}
+
+// RequestInput is a V2 $request_input: one tensor with its shape, data type
+// and data, flat in row-major order or nested one array per row.
+type RequestInput struct {
+	Name       string                     `json:"name"`
+	Shape      []int64                    `json:"shape"`
+	Datatype   string                     `json:"datatype"`
+	Parameters map[string]json.RawMessage `json:"parameters,omitempty"`
+	Data       json.RawMessage            `json:"data"`
+}
+
+// RequestOutput is a V2 $request_output: the name of an output to return.
+type RequestOutput struct {
+	Name       string                     `json:"name"`
+	Parameters map[string]json.RawMessage `json:"parameters,omitempty"`
+}
+
+// InferResponse is the body of a successful infer or transform call: the
+// V2 $inference_response. The server writes it without reflection; the
+// type documents the format and lets Go clients decode it.
+type InferResponse struct {
+	ModelName    string           `json:"model_name"`
+	ModelVersion string           `json:"model_version,omitempty"`
+	ID           string           `json:"id,omitempty"`
+	Outputs      []ResponseOutput `json:"outputs"`
+}
+
+// ResponseOutput is a V2 $response_output. Data holds the values flat in
+// row-major order (class indices for INT64).
+type ResponseOutput struct {
+	Name     string    `json:"name"`
+	Shape    []int64   `json:"shape"`
+	Datatype string    `json:"datatype"`
+	Data     []float64 `json:"data"`
+}
+
+// ErrorResponse is the body of every failed call: the V2 error object.
+type ErrorResponse struct {
+	Error string `json:"error"`
+}
+
+// ServerMetadata is the V2 $metadata_server_response.
+type ServerMetadata struct {
+	Name       string   `json:"name"`
+	Version    string   `json:"version"`
+	Extensions []string `json:"extensions"`
+}
+
+// TensorMetadata is a V2 $metadata_tensor; -1 stands for a dimension of
+// any size. Parameters (an extension) holds the column names of the input.
+type TensorMetadata struct {
+	Name       string         `json:"name"`
+	Datatype   string         `json:"datatype"`
+	Shape      []int64        `json:"shape"`
+	Parameters map[string]any `json:"parameters,omitempty"`
+}
+
+// ModelMetadata is the V2 $metadata_model_response. Parameters (an
+// extension) describes the model: task, classes, feature map, feature
+// dimension and the data types the input accepts.
+type ModelMetadata struct {
+	Name       string           `json:"name"`
+	Versions   []string         `json:"versions"`
+	Platform   string           `json:"platform"`
+	Inputs     []TensorMetadata `json:"inputs"`
+	Outputs    []TensorMetadata `json:"outputs"`
+	Parameters map[string]any   `json:"parameters,omitempty"`
+}
+
+// RepositoryModel is one entry of the model repository index (the V2 model
+// repository extension).
+type RepositoryModel struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	State   string `json:"state"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// apiError is a failed call: its HTTP status, the error kind counted in the
+// metrics and the message returned to the client.
+type apiError struct {
+	status int
+	kind   string
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+// The error kinds, the values of the kind label of the errors metric.
+const (
+	kindMalformedJSON    = "malformed_json"
+	kindBadRequest       = "bad_request"
+	kindBadData          = "bad_data"
+	kindBadShape         = "bad_shape"
+	kindBadDatatype      = "bad_datatype"
+	kindNonFinite        = "non_finite"
+	kindBadOutput        = "bad_output"
+	kindUnsupported      = "unsupported"
+	kindUnknownModel     = "unknown_model"
+	kindUnknownVersion   = "unknown_version"
+	kindBodyTooLarge     = "body_too_large"
+	kindTooManyRows      = "too_many_rows"
+	kindMethodNotAllowed = "method_not_allowed"
+	kindNotFound         = "not_found"
+	kindReadTimeout      = "read_timeout"
+	kindReadError        = "read_error"
+	kindTimeout          = "timeout"
+	kindUnavailable      = "unavailable"
+	kindOutOfRange       = "out_of_range"
+	kindReloadFailed     = "reload_failed"
+	kindInternal         = "internal"
+	kindWriteError       = "write_error" // the client went away
+)
+
+// maxMessageBytes bounds an error message, which may quote client input.
+const maxMessageBytes = 300
+
+func errorf(status int, kind, format string, args ...any) *apiError {
+	msg := fmt.Sprintf(format, args...)
+	if len(msg) > maxMessageBytes {
+		msg = strings.ToValidUTF8(msg[:maxMessageBytes], "") + "…"
+	}
+	return &apiError{status: status, kind: kind, msg: msg}
+}
+
+// decodeRequest parses an infer request body. Syntax errors are
+// malformed_json; well-formed JSON of the wrong types is bad_request.
+func decodeRequest(body []byte) (*InferRequest, *apiError) {
+	var req InferRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, errorf(http.StatusBadRequest, kindBadRequest, "invalid inference request: %v", err)
+		}
+		return nil, errorf(http.StatusBadRequest, kindMalformedJSON, "malformed JSON: %v", err)
+	}
+	return &req, nil
+}
+
+// input returns the rows of the request's one input tensor as a flat n×d
+// row-major slice, checked against the input dimension d and the row limit
+// maxRows, and (FP32) rounded to single precision.
+func (req *InferRequest) input(d, maxRows int) (rows []float64, n int, err *apiError) {
+	if len(req.Inputs) != 1 {
+		return nil, 0, errorf(http.StatusBadRequest, kindBadRequest, "request has %d inputs, want 1", len(req.Inputs))
+	}
+	in := &req.Inputs[0]
+	fp32 := false
+	switch in.Datatype {
+	case FP64:
+	case FP32:
+		fp32 = true
+	default:
+		return nil, 0, errorf(http.StatusBadRequest, kindBadDatatype, "input datatype %.20q is not supported, want FP64 or FP32", in.Datatype)
+	}
+	if len(in.Shape) != 2 {
+		return nil, 0, errorf(http.StatusBadRequest, kindBadShape, "input shape %v has %d dimensions, want [n, %d]", clipShape(in.Shape), len(in.Shape), d)
+	}
+	if in.Shape[0] < 1 || in.Shape[1] != int64(d) {
+		return nil, 0, errorf(http.StatusBadRequest, kindBadShape, "input shape %v, want [n, %d] with n ≥ 1", clipShape(in.Shape), d)
+	}
+	if in.Shape[0] > int64(maxRows) {
+		return nil, 0, errorf(http.StatusRequestEntityTooLarge, kindTooManyRows, "request has %d rows, the limit is %d", in.Shape[0], maxRows)
+	}
+	n = int(in.Shape[0])
+	want, lerr := limits.Mul(n, d)
+	if lerr != nil {
+		return nil, 0, errorf(http.StatusRequestEntityTooLarge, kindTooManyRows, "input of %d×%d values is too large", n, d)
+	}
+	rows, err = parseData(in.Data, n, d, want)
+	if err != nil {
+		return nil, 0, err
+	}
+	if fp32 {
+		for i, v := range rows {
+			f := float32(v)
+			if math.IsInf(float64(f), 0) {
+				return nil, 0, errorf(http.StatusBadRequest, kindNonFinite, "input value %d (%g) is not finite in FP32", i, v)
+			}
+			rows[i] = float64(f)
+		}
+	}
+	return rows, n, nil
+}
+
+// parseData decodes tensor data given flat (want numbers) or nested (n
+// arrays of d numbers).
+func parseData(raw json.RawMessage, n, d, want int) ([]float64, *apiError) {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil, errorf(http.StatusBadRequest, kindBadData, "input data must be an array of numbers")
+	}
+	// Each value takes at least two bytes ("0,"): the body bounds what is
+	// allocated, whatever the shape claims.
+	bound := len(raw)/2 + 1
+	inner := bytes.TrimLeft(raw[1:], " \t\r\n")
+	if len(inner) == 0 || inner[0] != '[' {
+		rows := make([]float64, 0, min(want, bound))
+		if err := json.Unmarshal(raw, &rows); err != nil {
+			return nil, dataError(err)
+		}
+		if len(rows) != want {
+			return nil, errorf(http.StatusBadRequest, kindBadShape, "input data has %d values, shape [%d, %d] needs %d", len(rows), n, d, want)
+		}
+		return rows, nil
+	}
+	nest := make([][]float64, 0, min(n, bound))
+	if err := json.Unmarshal(raw, &nest); err != nil {
+		return nil, dataError(err)
+	}
+	if len(nest) != n {
+		return nil, errorf(http.StatusBadRequest, kindBadShape, "input data has %d rows, shape [%d, %d] needs %d", len(nest), n, d, n)
+	}
+	rows := make([]float64, 0, min(want, bound))
+	for i, r := range nest {
+		if len(r) != d {
+			return nil, errorf(http.StatusBadRequest, kindBadShape, "input row %d has %d values, want %d", i, len(r), d)
+		}
+		rows = append(rows, r...)
+	}
+	return rows, nil
+}
+
+// dataError classifies an error decoding tensor data: a number beyond
+// float64 is non-finite, anything else is not numeric data.
+func dataError(err error) *apiError {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && strings.HasPrefix(te.Value, "number") {
+		return errorf(http.StatusBadRequest, kindNonFinite, "input data holds a value beyond the FP64 range (%s)", te.Value)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return errorf(http.StatusBadRequest, kindMalformedJSON, "malformed JSON in input data: %v", err)
+	}
+	return errorf(http.StatusBadRequest, kindBadData, "input data must be numbers, flat or one array per row: %v", err)
+}
+
+// clipShape returns at most the first 4 dimensions of a shape for an error
+// message.
+func clipShape(s []int64) []int64 {
+	if len(s) > 4 {
+		return s[:4]
+	}
+	return s
+}
+
+// boolParameter returns the boolean request parameter name (false when
+// absent).
+func (req *InferRequest) boolParameter(name string) (bool, *apiError) {
+	raw, ok := req.Parameters[name]
+	if !ok {
+		return false, nil
+	}
+	var b bool
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return false, errorf(http.StatusBadRequest, kindBadRequest, "parameter %q must be a boolean", name)
+	}
+	return b, nil
+}
+
+// outputs returns the outputs to return: those of the request's outputs
+// list, in its order, or the default ones (def, plus extra when the request
+// parameter of that name is true). Every name must be one of allowed.
+func (req *InferRequest) outputs(allowed []string, def []string, extra string) ([]string, *apiError) {
+	if len(req.Outputs) == 0 {
+		out := def
+		if extra != "" {
+			add, err := req.boolParameter(extra)
+			if err != nil {
+				return nil, err
+			}
+			if add {
+				out = append(append([]string(nil), def...), extra)
+			}
+		}
+		return out, nil
+	}
+	if len(req.Outputs) > len(allowed) {
+		return nil, errorf(http.StatusBadRequest, kindBadOutput, "request asks for %d outputs, the model has %d", len(req.Outputs), len(allowed))
+	}
+	out := make([]string, 0, len(req.Outputs))
+	for _, o := range req.Outputs {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || o.Name == a
+		}
+		if !ok {
+			return nil, errorf(http.StatusBadRequest, kindBadOutput, "unknown output %.40q (this model has %s)", o.Name, strings.Join(allowed, ", "))
+		}
+		if raw, bin := o.Parameters["binary_data"]; bin && string(bytes.TrimSpace(raw)) != "false" {
+			return nil, errorf(http.StatusBadRequest, kindUnsupported, "binary tensor data is not supported")
+		}
+		for _, prev := range out {
+			if prev == o.Name {
+				return nil, errorf(http.StatusBadRequest, kindBadOutput, "output %q requested twice", o.Name)
+			}
+		}
+		out = append(out, o.Name)
+	}
+	return out, nil
+}
+
+// responseWriter appends a V2 inference response to a byte slice without
+// reflection.
+type responseWriter struct{ b []byte }
+
+func (rw *responseWriter) begin(model, version, id string) {
+	rw.b = append(rw.b, `{"model_name":`...)
+	rw.b = strconv.AppendQuote(rw.b, model)
+	rw.b = append(rw.b, `,"model_version":`...)
+	rw.b = strconv.AppendQuote(rw.b, version)
+	if id != "" {
+		rw.b = append(rw.b, `,"id":`...)
+		rw.b = appendJSONString(rw.b, id)
+	}
+	rw.b = append(rw.b, `,"outputs":[`...)
+}
+
+// output appends one output tensor; first is false for all but the first.
+// Values are finite (checked by the caller); INT64 values are integers.
+func (rw *responseWriter) output(first bool, name, datatype string, shape []int64, data func(b []byte) []byte) {
+	if !first {
+		rw.b = append(rw.b, ',')
+	}
+	rw.b = append(rw.b, `{"name":"`...)
+	rw.b = append(rw.b, name...)
+	rw.b = append(rw.b, `","datatype":"`...)
+	rw.b = append(rw.b, datatype...)
+	rw.b = append(rw.b, `","shape":[`...)
+	for i, s := range shape {
+		if i > 0 {
+			rw.b = append(rw.b, ',')
+		}
+		rw.b = strconv.AppendInt(rw.b, s, 10)
+	}
+	rw.b = append(rw.b, `],"data":[`...)
+	rw.b = data(rw.b)
+	rw.b = append(rw.b, "]}"...)
+}
+
+func (rw *responseWriter) end() { rw.b = append(rw.b, "]}\n"...) }
+
+// appendFloats appends finite values in Go's shortest round-trip form.
+func appendFloats(b []byte, v []float64) []byte {
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendFloat(b, x, 'g', -1, 64)
+	}
+	return b
+}
+
+// appendJSONString appends s as a JSON string (strconv.AppendQuote's Go
+// escapes are not all JSON, so this uses encoding/json's).
+func appendJSONString(b []byte, s string) []byte {
+	q, err := json.Marshal(s)
+	if err != nil { // a string always marshals; keep the output valid anyway
+		return append(b, `""`...)
+	}
+	return append(b, q...)
+}
