@@ -147,8 +147,9 @@ func (fd *FD) Kernel(l int) *Toeplitz {
 	for k := -(fd.n - 1); k < fd.n; k++ {
 		coef[k+fd.n-1] = h[(k+2*fd.n)%(2*fd.n)] / float64(2*fd.n)
 	}
-	t, _ := New(coef)
-	return t
+	// 2n−1 coefficients of a finite spectrum (checked when fd was built):
+	// the invariants New checks hold, so the matrix is built directly.
+	return &Toeplitz{n: fd.n, t: coef}
 }
 
 // MLPResponse returns a frequency response from an MLP of cos ω: a smooth,

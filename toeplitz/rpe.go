@@ -114,7 +114,10 @@ func TNNKernels(rpe *MLP, n int, lambda float64) ([]*Toeplitz, error) {
 	}
 	out := make([]*Toeplitz, d)
 	for l := range out {
-		out[l], _ = New(coef[l])
+		var err error
+		if out[l], err = New(coef[l]); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
