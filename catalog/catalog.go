@@ -16,9 +16,29 @@
 //	bipolar    HRF App. F, σ = 1, r = Options.Norm              exp(xᵀy), asymmetric
 //	clustered  HRF App. H zero-one, Options.Query/KeyCentres    exp(xᵀy), asymmetric
 //	snnk/relu  ReLU-SNNK input tower (½ arccos1)               ½K₁(x, y)
+//	poly2 [tensorsketch, tensorsketch2], poly3 [tensorsketch3]
+//	           TensorSketch (PolynomialCountSketch), c = 1       (γxᵀy + 1)^p
+//	chi2 [additive-chi2]  sampled additive χ² map, n steps     Σ 2x_iy_i/(x_i+y_i)
+//	skewed-chi2  skewed χ² random Fourier map, c = 1           Π 2√(x_i+1)√(y_i+1)/(x_i+y_i+2)
+//	nystrom [nystrom/rbf], nystrom/softmax, nystrom/arccos0,
+//	nystrom/arccos1, nystrom/arccos2   Nyström features of that kernel
+//	           (γ = Options.Gamma for rbf), uniform landmarks; the suffix
+//	           /kmeans or /leverage selects k-means or ridge-leverage-score
+//	           landmarks (e.g. nystrom/kmeans, nystrom/arccos1/leverage)
 //
 // Maps whose dimension must be even (sincos, trig, hyperbolic) round an odd
-// budget up by one.
+// budget up by one. The polynomial maps take γ from Options.Gamma (which
+// must be positive). The additive χ² map is deterministic: it has
+// d(2n−1) features for n = max(1, ⌊(D/d + 1)/2⌋) steps (at most 1000) and
+// the sample spacing of features.DefaultChi2Interval.
+//
+// Domains: the χ² maps need inputs in their kernels' domains
+// (non-negative for chi2, above −1 for skewed-chi2); other inputs are
+// errors of Transform. The Nyström entries are data-dependent: they need
+// Options.Data, at least D sample rows of width d, from which they choose
+// D landmarks with Options.Seed (package nystrom); without it New returns
+// an error. Code that builds every entry without data (causal-attention
+// tests, say) must skip the entries whose names start with "nystrom".
 package catalog
 
 import (
@@ -27,6 +47,9 @@ import (
 
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/hybrid"
+	"github.com/kernelkit/kernelkit/kernel"
+	"github.com/kernelkit/kernelkit/krr"
+	"github.com/kernelkit/kernelkit/nystrom"
 	"github.com/kernelkit/kernelkit/sampler"
 	"github.com/kernelkit/kernelkit/snnk"
 )
@@ -113,7 +136,107 @@ func Default() *features.Registry {
 			}
 			return features.Symmetric(t), nil
 		}}))
+	registerSketches(r, must)
+	registerNystrom(r, must)
 	must(r.RegisterDecoder(features.SpecKind, features.DecodeSpec))
 	must(r.RegisterDecoder(snnk.ReLUSpecKind, snnk.DecodeReLU))
+	must(r.RegisterDecoder(features.TensorSketchSpecKind, features.DecodeTensorSketch))
+	must(r.RegisterDecoder(features.AdditiveChi2SpecKind, features.DecodeAdditiveChi2))
+	must(r.RegisterDecoder(features.SkewedChi2SpecKind, features.DecodeSkewedChi2))
+	must(r.RegisterDecoder(nystrom.SpecKind, nystrom.Decode))
+	must(r.RegisterDecoder(krr.ColumnsSpecKind, krr.DecodeColumns))
 	return r
+}
+
+// registerSketches adds the TensorSketch polynomial maps and the χ² maps.
+func registerSketches(r *features.Registry, must func(error)) {
+	for _, p := range []struct {
+		name    string
+		degree  int
+		aliases []string
+	}{
+		{"poly2", 2, []string{"tensorsketch", "tensorsketch2"}},
+		{"poly3", 3, []string{"tensorsketch3"}},
+	} {
+		must(r.Register(features.Entry{Name: p.name, Aliases: p.aliases, Kernel: p.name,
+			Doc: fmt.Sprintf("TensorSketch of the polynomial kernel (γxᵀy + 1)^%d (Pham & Pagh; PolynomialCountSketch)", p.degree),
+			New: func(o features.Options) (features.Pair, error) {
+				if !(o.Gamma > 0) || math.IsInf(o.Gamma, 0) {
+					return nil, fmt.Errorf("catalog: %s needs a positive gamma, got %v", p.name, o.Gamma)
+				}
+				t, err := features.NewTensorSketch(features.TensorSketchConfig{Degree: p.degree, Gamma: o.Gamma, Coef0: 1,
+					Features: o.Features, Seed: o.Seed}, o.InputDim)
+				if err != nil {
+					return nil, err
+				}
+				return features.Symmetric(t), nil
+			}}))
+	}
+	must(r.Register(features.Entry{Name: "chi2", Aliases: []string{"additive-chi2"}, Kernel: "chi2",
+		Doc: "sampled additive χ² map (Vedaldi & Zisserman; AdditiveChi2Sampler), deterministic, inputs ≥ 0",
+		New: func(o features.Options) (features.Pair, error) {
+			steps := min(1000, max(1, (o.Features/o.InputDim+1)/2))
+			t, err := features.NewAdditiveChi2(o.InputDim, steps, 0)
+			if err != nil {
+				return nil, err
+			}
+			return features.Symmetric(t), nil
+		}}))
+	must(r.Register(features.Entry{Name: "skewed-chi2", Kernel: "skewed-chi2",
+		Doc: "skewed χ² random Fourier map with c = 1 (Li et al.; SkewedChi2Sampler), inputs > −1",
+		New: func(o features.Options) (features.Pair, error) {
+			t, err := features.NewSkewedChi2(features.SkewedChi2Config{C: 1, Features: o.Features, Seed: o.Seed}, o.InputDim)
+			if err != nil {
+				return nil, err
+			}
+			return features.Symmetric(t), nil
+		}}))
+}
+
+// registerNystrom adds the Nyström entries: one per kernel and landmark
+// method, with landmarks chosen from Options.Data.
+func registerNystrom(r *features.Registry, must func(error)) {
+	kernels := []struct {
+		name string
+		k    func(o features.Options) kernel.Kernel
+	}{
+		{"rbf", func(o features.Options) kernel.Kernel { return kernel.RBF{Gamma: o.Gamma} }},
+		{"softmax", func(features.Options) kernel.Kernel { return kernel.Softmax{} }},
+		{"arccos0", func(features.Options) kernel.Kernel { return kernel.ArcCos{Order: 0} }},
+		{"arccos1", func(features.Options) kernel.Kernel { return kernel.ArcCos{Order: 1} }},
+		{"arccos2", func(features.Options) kernel.Kernel { return kernel.ArcCos{Order: 2} }},
+	}
+	for _, kc := range kernels {
+		for _, method := range []nystrom.Method{nystrom.Uniform, nystrom.KMeans, nystrom.Leverage} {
+			base := "nystrom/" + kc.name
+			if kc.name == "rbf" {
+				base = "nystrom"
+			}
+			name, aliases := base, []string{base + "/uniform"}
+			if kc.name == "rbf" {
+				aliases = append(aliases, "nystrom/rbf", "nystrom/rbf/uniform")
+			}
+			if method != nystrom.Uniform {
+				name, aliases = base+"/"+string(method), nil
+				if kc.name == "rbf" {
+					aliases = []string{"nystrom/rbf/" + string(method)}
+				}
+			}
+			must(r.Register(features.Entry{Name: name, Aliases: aliases, Kernel: kc.name,
+				Doc: fmt.Sprintf("Nyström features of the %s kernel, %s landmarks from Options.Data", kc.name, method),
+				New: func(o features.Options) (features.Pair, error) {
+					if o.Data == nil {
+						return nil, fmt.Errorf("catalog: %s chooses its landmarks from sample rows: Options.Data is empty", name)
+					}
+					if _, d := o.Data.Dims(); d != o.InputDim {
+						return nil, fmt.Errorf("catalog: %s: sample rows have %d columns, input dimension is %d", name, d, o.InputDim)
+					}
+					mp, err := nystrom.Fit(o.Data, nystrom.Config{Kernel: kc.k(o), Components: o.Features, Method: method, Seed: o.Seed})
+					if err != nil {
+						return nil, err
+					}
+					return features.Symmetric(mp), nil
+				}}))
+		}
+	}
 }

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -27,13 +28,28 @@ func exact(t *testing.T, e features.Entry, gamma float64) func(x, y []float64) f
 			return func(x, y []float64) float64 { return 0.5 * kernel.ArcCos{Order: 1}.Eval(x, y) }
 		}
 		return kernel.ArcCos{Order: 1}.Eval
+	case "poly2", "poly3":
+		return kernel.Polynomial{Gamma: gamma, Coef0: 1, Degree: int(e.Kernel[4] - '0')}.Eval
+	case "chi2":
+		return kernel.Chi2{}.Eval
+	case "skewed-chi2":
+		return kernel.SkewedChi2{C: 1}.Eval
 	}
 	t.Fatalf("entry %s: no exact kernel for %q", e.Name, e.Kernel)
 	return nil
 }
 
-// Every registered map is an unbiased estimator of its kernel: the mean
-// over independent seeds is within 5 standard errors of the exact value.
+// deterministic reports the entries that are not random estimators: the
+// Nyström maps (exact on their landmarks, tested in package nystrom and
+// below) and the sampled additive χ² map (its error bound is tested in
+// package features).
+func deterministic(name string) bool {
+	return name == "chi2" || strings.HasPrefix(name, "nystrom")
+}
+
+// Every registered random map is an unbiased estimator of its kernel: the
+// mean over independent seeds is within 5 standard errors of the exact
+// value. The χ² maps get non-negative inputs (their domain).
 func TestEveryEntryUnbiased(t *testing.T) {
 	const d, D, draws, gamma = 3, 64, 400, 0.5
 	r := Default()
@@ -53,8 +69,14 @@ func TestEveryEntryUnbiased(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if deterministic(name) {
+			continue
+		}
 		k := exact(t, e, gamma)
 		for pi, p := range pairs {
+			if strings.Contains(e.Kernel, "chi2") {
+				p = [2][]float64{abs(p[0]), abs(p[1])}
+			}
 			est := make([]float64, draws)
 			for s := range est {
 				pr, err := r.Pair(name, features.Options{InputDim: d, Features: D, Gamma: gamma, Seed: uint64(1000*pi + s),
@@ -76,11 +98,29 @@ func TestEveryEntryUnbiased(t *testing.T) {
 	}
 }
 
+// abs returns the absolute values of v.
+func abs(v []float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = math.Abs(x)
+	}
+	return out
+}
+
 // Every symmetric map round-trips through the decoders of the registry
-// (what a model file holds) to identical features.
+// (what a model file holds) to identical features. Inputs are
+// non-negative (the χ² maps' domain); the Nyström entries choose their
+// landmarks from 40 sample rows.
 func TestSymmetricEntriesRoundTrip(t *testing.T) {
 	r := Default()
 	x, _ := sampler.Gaussian{}.Sample(5, 4, 2)
+	for i := 0; i < 5; i++ {
+		copy(x.RawRowView(i), abs(x.RawRowView(i)))
+	}
+	sample, _ := sampler.Gaussian{}.Sample(40, 4, 5)
+	for i := 0; i < 40; i++ {
+		copy(sample.RawRowView(i), abs(sample.RawRowView(i)))
+	}
 	for _, name := range r.Names() {
 		e, _ := r.Lookup(name)
 		if e.Asymmetric {
@@ -89,7 +129,7 @@ func TestSymmetricEntriesRoundTrip(t *testing.T) {
 			}
 			continue
 		}
-		m, err := r.Map(name, features.Options{InputDim: 4, Features: 16, Gamma: 1, Seed: 3})
+		m, err := r.Map(name, features.Options{InputDim: 4, Features: 16, Gamma: 1, Seed: 3, Data: sample})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -119,6 +159,42 @@ func TestEvenRounding(t *testing.T) {
 		}
 		if p.Dim() != 8 {
 			t.Errorf("%s: dimension %d, want 8", name, p.Dim())
+		}
+	}
+}
+
+// Every Nyström entry reproduces its kernel exactly on its own landmarks
+// (to 1e-9), and needs sample rows: without Options.Data it is an error.
+func TestNystromEntries(t *testing.T) {
+	r := Default()
+	sample, _ := sampler.Gaussian{}.Sample(60, 3, 8)
+	sample.Scale(0.5, sample)
+	for _, name := range r.Names() {
+		if !strings.HasPrefix(name, "nystrom") {
+			continue
+		}
+		e, _ := r.Lookup(name)
+		if _, err := r.Map(name, features.Options{InputDim: 3, Features: 8, Gamma: 0.5}); err == nil {
+			t.Errorf("%s: built without sample rows", name)
+		}
+		m, err := r.Map(name, features.Options{InputDim: 3, Features: 60, Gamma: 0.5, Seed: 1, Data: sample})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		k := exact(t, e, 0.5)
+		z, err := features.Apply(m, sample)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// With as many landmarks as rows, uniform and leverage landmarks are
+		// the rows themselves; k-means centres of 60 rows into 60 clusters too.
+		for i := 0; i < 60; i += 7 {
+			for j := 0; j < 60; j += 5 {
+				got := mat.Dot(z.RowView(i), z.RowView(j))
+				if want := k(sample.RawRowView(i), sample.RawRowView(j)); math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
+					t.Errorf("%s: K̂[%d,%d] = %.12g, exact %.12g", name, i, j, got, want)
+				}
+			}
 		}
 	}
 }

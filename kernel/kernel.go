@@ -175,6 +175,11 @@ func dot(x, y []float64) float64 {
 // (O(d) each), which keeps nearly parallel and antiparallel pairs exact to
 // a few ulps.
 func Gram(k Kernel, x, y *mat.Dense) (*mat.Dense, error) {
+	switch k.(type) {
+	case RBF, Softmax, ArcCos:
+	default:
+		return GramOf(k, x, y) // kernels beyond the GEMM-based three
+	}
 	if err := Validate(k); err != nil {
 		return nil, err
 	}

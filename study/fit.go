@@ -34,6 +34,17 @@ type FitConfig struct {
 	// GramRows is the number of evaluation rows of the Gram-error
 	// measurement (default 1000).
 	GramRows int
+	// GammaScale sets the bandwidth of the drawn map (Model.Features.Gamma)
+	// to scikit-learn's gamma='scale', 1/(d·Var X) over all entries of the
+	// training matrix after the scaler (ScaleGamma; one extra pass over
+	// streamed rows). A given Model.Map keeps its own bandwidth.
+	GammaScale bool
+	// Exact fits exact kernel ridge regression (package krr) with the
+	// kernel and γ of Model.Features instead of random features: in-memory
+	// rows only, at most krr.MaxRows of them, λ = Model.Lambda > 0 (no
+	// selection). The model's map is the kernel-columns map of the
+	// training rows (krr.Columns), so it can be saved.
+	Exact bool
 }
 
 // FitResult is the record of one fit: the map, the metrics on the test set
@@ -75,6 +86,22 @@ func Fit(ctx context.Context, cfg FitConfig, progress func(done, total int)) (*F
 	}
 	if eval == nil {
 		return nil, nil, errors.New("study: a fit on streamed rows needs a test set (the training rows are not kept)")
+	}
+	if cfg.GammaScale {
+		var g float64
+		var err error
+		if cfg.Train != nil {
+			g, err = ScaleGamma(cfg.Train.X, opt.Standardize)
+		} else if cfg.Stream != nil {
+			g, err = ScaleGammaStream(cfg.Stream, opt.Standardize, opt.ChunkRows)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		opt.Features.Gamma = g
+	}
+	if cfg.Exact {
+		return fitExact(ctx, cfg, opt, eval)
 	}
 	start := time.Now()
 	var m *model.Model

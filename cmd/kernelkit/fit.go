@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -20,15 +22,41 @@ import (
 type featureOptions struct {
 	kernel, form, sampler string
 	gamma                 float64
+	gammaScale            bool // --gamma scale
+	scaleOK               bool // the command supports --gamma scale (fit)
 	features              int
 	seed                  uint64
 	float32               bool
 }
 
+// gammaFlag is the --gamma flag: a finite number, or "scale" for
+// scikit-learn's gamma='scale' (1/(d·Var X) of the training matrix).
+type gammaFlag struct{ f *featureOptions }
+
+func (g gammaFlag) String() string {
+	if g.f.gammaScale {
+		return "scale"
+	}
+	return strconv.FormatFloat(g.f.gamma, 'g', -1, 64)
+}
+func (g gammaFlag) Type() string { return "float|scale" }
+func (g gammaFlag) Set(s string) error {
+	if s == "scale" {
+		g.f.gammaScale = true
+		return nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return errors.New(`not a finite number or "scale"`)
+	}
+	g.f.gamma, g.f.gammaScale = v, false
+	return nil
+}
+
 func (f *featureOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&f.kernel, "kernel", "rbf", "kernel: rbf, softmax, arccos0, arccos1 or arccos2")
 	fl.StringVar(&f.form, "form", "", "feature form (rbf: cos, sincos, positive, hyperbolic; softmax: positive, trig, hyperbolic)")
-	floatVar(fl, &f.gamma, "gamma", 0, "RBF bandwidth γ in exp(-γ‖x-y‖²) (default 1/d)")
+	fl.Var(gammaFlag{f}, "gamma", "RBF bandwidth γ in exp(-γ‖x-y‖²), or 'scale' (fit: 1/(d·Var X) of the standardised training matrix, scikit-learn's gamma='scale') (default 1/d)")
 	fl.IntVar(&f.features, "features", 512, "number of random features D")
 	fl.StringVar(&f.sampler, "sampler", "iid", "projection sampler: iid, orf, sorf, halton or truncated")
 	fl.Uint64Var(&f.seed, "seed", 0, "random seed")
@@ -43,7 +71,12 @@ func (f *featureOptions) config(fl *pflag.FlagSet, d int) (features.Config, erro
 		return features.Config{}, err
 	}
 	g := f.gamma
-	if !fl.Changed("gamma") {
+	if f.gammaScale {
+		if !f.scaleOK {
+			return features.Config{}, errors.New("--gamma scale is available in fit only (it is computed from the training rows)")
+		}
+		g = 1 / float64(d) // replaced by the fit (study.FitConfig.GammaScale)
+	} else if !fl.Changed("gamma") {
 		g = 1 / float64(d)
 	} else if !(g > 0) {
 		return features.Config{}, fmt.Errorf("--gamma must be positive, got %v", g)
@@ -60,7 +93,7 @@ type fitOptions struct {
 	train, test, label, format, model, task, sel string
 	lambda                                       float64
 	folds                                        int
-	json, noStd, stream                          bool
+	json, noStd, stream, exact                   bool
 }
 
 func newFit() *cobra.Command {
@@ -71,7 +104,9 @@ func newFit() *cobra.Command {
 		Long: "fit reads a training set (CSV with a header row, label column by --label or last; or LIBSVM),\n" +
 			"standardises it, maps it to random features and fits ridge regression or classification.\n" +
 			"With --test it reports test accuracy (or RMSE) and the relative Gram error on the first\n" +
-			"min(1000, n) test rows; --model saves the fitted model.",
+			"min(1000, n) test rows; --model saves the fitted model. --exact fits exact kernel ridge\n" +
+			"(the dual solve the random features converge to) on up to 32768 rows; --gamma scale takes\n" +
+			"γ = 1/(d·Var X) from the standardised training matrix, as scikit-learn's gamma='scale'.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -91,6 +126,8 @@ func (o *fitOptions) bind(fl *pflag.FlagSet) {
 	fl.IntVar(&o.folds, "folds", 5, "folds for --select kfold")
 	fl.BoolVar(&o.noStd, "no-standardize", false, "do not standardise features")
 	fl.BoolVar(&o.stream, "stream", false, "read the training CSV in two streaming passes (memory independent of the row count)")
+	fl.BoolVar(&o.exact, "exact", false, "fit exact kernel ridge (dual Cholesky solve, O(n³) time, n² memory; at most 32768 training rows) instead of random features")
+	o.feat.scaleOK = true
 	onceVar(fl, &o.model, "model", "", "write the fitted model to this file")
 	fl.BoolVar(&o.json, "json", false, "print one JSON object")
 }
@@ -102,7 +139,14 @@ func (o *fitOptions) run(cmd *cobra.Command) error {
 	if o.lambda < 0 {
 		return fmt.Errorf("--lambda must be non-negative, got %v", o.lambda)
 	}
-	cfg := study.FitConfig{Model: model.Options{Lambda: o.lambda, Select: o.sel, Folds: o.folds, Standardize: !o.noStd}}
+	if o.exact && o.stream {
+		return errors.New("--exact needs the training rows in memory; drop --stream")
+	}
+	if o.exact && o.sel != "" {
+		return errors.New("--exact has no λ selection; give --lambda")
+	}
+	cfg := study.FitConfig{Model: model.Options{Lambda: o.lambda, Select: o.sel, Folds: o.folds, Standardize: !o.noStd},
+		GammaScale: o.feat.gammaScale, Exact: o.exact}
 	var err error
 	label := o.label
 	if o.stream {
