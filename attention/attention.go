@@ -5,95 +5,208 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/features"
-	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/internal/parallel"
 )
 
-// Attention maps queries, keys and values (L×d, L×d, L×dv) to outputs
-// (L×dv).
+// Attention maps queries, keys and values (Lq×d, Lk×d, Lk×dv) to outputs
+// (Lq×dv).
 type Attention interface {
 	Apply(q, k, v *mat.Dense) (*mat.Dense, error)
 }
 
-func checkQKV(q, k, v *mat.Dense) (l, d, dv int, err error) {
-	if q == nil || k == nil || v == nil {
-		return 0, 0, 0, errors.New("attention: nil input")
-	}
-	l, d = q.Dims()
-	lk, dk := k.Dims()
-	lv, dv := v.Dims()
-	if l == 0 || d == 0 || dv == 0 {
-		return 0, 0, 0, errors.New("attention: empty input")
+// Masked is an Attention that also takes a key padding mask. Exact,
+// Kernelized and *Linear implement it.
+type Masked interface {
+	Attention
+	// ApplyMasked is Apply with the keys s for which keyPadding[s] is true
+	// left out: they and their values take no part in any output (PyTorch's
+	// key_padding_mask convention, true marks padding). Padded key and
+	// value rows are not read, so they may hold anything, even NaN.
+	// keyPadding is nil (no padding) or has one entry per key; another
+	// length is an error. A query that sees no key (every key padded, or
+	// none before it under the causal mask) gets an output row of zeros.
+	ApplyMasked(q, k, v *mat.Dense, keyPadding []bool) (*mat.Dense, error)
+}
+
+// checkShapes checks the dimensions of queries (lq×d), keys (lk×dk),
+// values (lv×dv) and a padding mask.
+func checkShapes(lq, d, lk, dk, lv, dv int, pad []bool) error {
+	if lq == 0 || lk == 0 || d == 0 || dv == 0 {
+		return errors.New("attention: empty input")
 	}
 	if d != dk {
-		return 0, 0, 0, fmt.Errorf("attention: queries have %d columns, keys %d", d, dk)
+		return fmt.Errorf("attention: queries have %d columns, keys %d", d, dk)
 	}
 	if lk != lv {
-		return 0, 0, 0, fmt.Errorf("attention: %d keys but %d values", lk, lv)
+		return fmt.Errorf("attention: %d keys but %d values", lk, lv)
 	}
-	for _, m := range []*mat.Dense{q, k, v} {
-		r, c := m.Dims()
-		for i := 0; i < r; i++ {
-			for _, x := range m.RawRowView(i)[:c] {
-				if math.IsNaN(x) || math.IsInf(x, 0) {
-					return 0, 0, 0, errors.New("attention: input has NaN or Inf")
-				}
+	if pad != nil && len(pad) != lk {
+		return fmt.Errorf("attention: key padding mask of length %d for %d keys", len(pad), lk)
+	}
+	return nil
+}
+
+// checkFinite returns an error if a row of x that is not padded (pad nil,
+// or pad[i] false) has a NaN or an infinity.
+func checkFinite[T num](x dense[T], pad []bool) error {
+	for i := 0; i < x.rows; i++ {
+		if pad != nil && pad[i] {
+			continue
+		}
+		for _, v := range x.row(i) {
+			if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+				return errors.New("attention: input has NaN or Inf")
 			}
 		}
 	}
+	return nil
+}
+
+func checkInputs[T num](q, k, v dense[T], pad []bool) error {
+	if err := checkShapes(q.rows, q.cols, k.rows, k.cols, v.rows, v.cols, pad); err != nil {
+		return err
+	}
+	if err := checkFinite(q, nil); err != nil {
+		return err
+	}
+	if err := checkFinite(k, pad); err != nil {
+		return err
+	}
+	return checkFinite(v, pad)
+}
+
+func checkQKV(q, k, v *mat.Dense, pad []bool) (l, d, dv int, err error) {
+	if q == nil || k == nil || v == nil {
+		return 0, 0, 0, errors.New("attention: nil input")
+	}
+	if err := checkInputs(fromMat(q), fromMat(k), fromMat(v), pad); err != nil {
+		return 0, 0, 0, err
+	}
+	l, d = q.Dims()
+	_, dv = v.Dims()
 	return l, d, dv, nil
+}
+
+// anyPadded reports whether the mask pads some key.
+func anyPadded(pad []bool) bool {
+	for _, p := range pad {
+		if p {
+			return true
+		}
+	}
+	return false
+}
+
+// keptKeys returns the indices of the keys the mask keeps (in increasing
+// order) and those rows of k and v; nil indices and k, v themselves when
+// nothing is padded.
+func keptKeys(k, v *mat.Dense, pad []bool) (pos []int, kk, vv *mat.Dense) {
+	if !anyPadded(pad) {
+		return nil, k, v
+	}
+	pos = make([]int, 0, len(pad))
+	for s, p := range pad {
+		if !p {
+			pos = append(pos, s)
+		}
+	}
+	if len(pos) == 0 {
+		return pos, nil, nil
+	}
+	_, d := k.Dims()
+	_, dv := v.Dims()
+	kk, vv = mat.NewDense(len(pos), d, nil), mat.NewDense(len(pos), dv, nil)
+	for i, s := range pos {
+		copy(kk.RawRowView(i), k.RawRowView(s))
+		copy(vv.RawRowView(i), v.RawRowView(s))
+	}
+	return pos, kk, vv
+}
+
+// visibleFunc returns, for query row i, the number of kept keys it
+// attends: all nk of them, or under the causal mask aligned bottom-right
+// those at original positions s ≤ i + off with off = Lk − Lq. pos lists
+// the kept positions (nil: all Lk keys kept, nk = Lk); the visible keys of
+// a row are always the first ones of the kept list.
+func visibleFunc(causal bool, pos []int, nk, off int) func(i int) int {
+	if !causal {
+		return func(int) int { return nk }
+	}
+	return func(i int) int {
+		lim := i + off
+		if lim < 0 {
+			return 0
+		}
+		if pos == nil {
+			return min(lim+1, nk)
+		}
+		return sort.SearchInts(pos, lim+1)
+	}
 }
 
 // Exact is softmax attention softmax(QKᵀ/√d)V, the reference.
 type Exact struct {
-	// Causal masks keys after each query (query t sees keys 0..t; needs as
-	// many keys as queries).
+	// Causal masks the keys after each query, aligned bottom-right: query
+	// i of Lq attends keys s ≤ i + (Lk − Lq) of Lk (PyTorch's
+	// causal_lower_right, xFormers' LowerTriangularFromBottomRightMask),
+	// which for Lq = Lk is s ≤ i, and for a block of new queries after a
+	// cached prefix of Lk − Lq keys lets every query see the whole prefix.
 	Causal bool
 }
 
 const exactBlock = 64
 
 // Apply computes exact attention in blocks of query rows.
-func (e Exact) Apply(q, k, v *mat.Dense) (*mat.Dense, error) {
-	l, d, dv, err := checkQKV(q, k, v)
+func (e Exact) Apply(q, k, v *mat.Dense) (*mat.Dense, error) { return e.ApplyMasked(q, k, v, nil) }
+
+// ApplyMasked computes exact attention with a key padding mask (see
+// Masked) in blocks of query rows: padded keys are dropped before the
+// product, and a row's softmax runs over the keys it sees.
+func (e Exact) ApplyMasked(q, k, v *mat.Dense, keyPadding []bool) (*mat.Dense, error) {
+	l, d, dv, err := checkQKV(q, k, v, keyPadding)
 	if err != nil {
 		return nil, err
 	}
 	lk, _ := k.Dims()
-	if e.Causal && lk != l {
-		return nil, fmt.Errorf("attention: causal attention needs as many keys as queries (%d, %d)", lk, l)
-	}
 	out := mat.NewDense(l, dv, nil)
+	pos, kk, vv := keptKeys(k, v, keyPadding)
+	nk := lk
+	if pos != nil {
+		nk = len(pos)
+	}
+	if nk == 0 {
+		return out, nil
+	}
+	visible := visibleFunc(e.Causal, pos, nk, lk-l)
 	scale := 1 / math.Sqrt(float64(d))
-	qr, kr, vr, or := q.RawMatrix(), k.RawMatrix(), v.RawMatrix(), out.RawMatrix()
+	qr, kr, vr, or := q.RawMatrix(), kk.RawMatrix(), vv.RawMatrix(), out.RawMatrix()
 	bufs := make([][]float64, parallel.Workers((l+exactBlock-1)/exactBlock))
 	parallel.Chunks(l, exactBlock, func(w, lo, hi int) {
 		rows := hi - lo
+		cols := visible(hi - 1) // the most any row of the block sees
+		if cols == 0 {
+			return
+		}
 		if bufs[w] == nil {
-			bufs[w] = make([]float64, exactBlock*lk)
+			bufs[w] = make([]float64, exactBlock*nk)
 		}
-		s := bufs[w][:rows*lk]
-		cols := lk
-		if e.Causal {
-			cols = hi // keys beyond the block's last query are masked for every row
-		}
-		sg := blas64.General{Rows: rows, Cols: cols, Stride: lk, Data: s}
+		s := bufs[w][:rows*nk]
+		sg := blas64.General{Rows: rows, Cols: cols, Stride: nk, Data: s}
 		blas64.Gemm(blas.NoTrans, blas.Trans, scale,
 			blas64.General{Rows: rows, Cols: d, Stride: qr.Stride, Data: qr.Data[lo*qr.Stride:]},
 			blas64.General{Rows: cols, Cols: d, Stride: kr.Stride, Data: kr.Data}, 0, sg)
 		for i := 0; i < rows; i++ {
-			row := s[i*lk : i*lk+cols]
-			n := cols
-			if e.Causal {
-				n = lo + i + 1
-			}
+			row := s[i*nk : i*nk+cols]
+			n := visible(lo + i)
 			mx := math.Inf(-1)
 			for _, x := range row[:n] {
 				mx = math.Max(mx, x)
@@ -118,17 +231,24 @@ func (e Exact) Apply(q, k, v *mat.Dense) (*mat.Dense, error) {
 	return out, nil
 }
 
-// Kernelized is exact attention with an arbitrary non-negative kernel:
-// out_t = Σ_s κ(q_t, k_s) v_s / Σ_s κ(q_t, k_s), in O(L²) time. It is the
-// reference for linear attention with a map that factorises κ exactly.
+// Kernelized is exact attention with an arbitrary kernel:
+// out_t = Σ_s κ(q_t, k_s) v_s / Σ_s κ(q_t, k_s) over the keys s that query
+// t sees, in O(Lq·Lk) time. It is the reference for linear attention with
+// a map that factorises κ exactly. A row that sees no key is zero.
 type Kernelized struct {
 	Kernel func(q, k []float64) float64
+	// Causal masks the keys after each query, aligned bottom-right as in
+	// Exact.
 	Causal bool
 }
 
 // Apply computes kernelized attention directly.
-func (a Kernelized) Apply(q, k, v *mat.Dense) (*mat.Dense, error) {
-	l, _, dv, err := checkQKV(q, k, v)
+func (a Kernelized) Apply(q, k, v *mat.Dense) (*mat.Dense, error) { return a.ApplyMasked(q, k, v, nil) }
+
+// ApplyMasked computes kernelized attention directly with a key padding
+// mask (see Masked).
+func (a Kernelized) ApplyMasked(q, k, v *mat.Dense, keyPadding []bool) (*mat.Dense, error) {
+	l, _, dv, err := checkQKV(q, k, v, keyPadding)
 	if err != nil {
 		return nil, err
 	}
@@ -137,25 +257,35 @@ func (a Kernelized) Apply(q, k, v *mat.Dense) (*mat.Dense, error) {
 	for t := 0; t < l; t++ {
 		n := lk
 		if a.Causal {
-			n = t + 1
+			n = max(0, min(lk, t+lk-l+1))
 		}
 		var den float64
+		seen := false
 		o := out.RawRowView(t)
 		for s := 0; s < n; s++ {
+			if keyPadding != nil && keyPadding[s] {
+				continue
+			}
+			seen = true
 			w := a.Kernel(q.RawRowView(t), k.RawRowView(s))
 			den += w
 			for j, x := range v.RawRowView(s)[:dv] {
 				o[j] += w * x
 			}
 		}
-		for j := range o {
-			o[j] /= den
+		if seen {
+			for j := range o {
+				o[j] /= den
+			}
 		}
 	}
 	return out, nil
 }
 
 // Linear is linear attention D̃⁻¹(Q'(K'ᵀV)) with a random feature map.
+// Its map (or pair) must be safe for concurrent use when one Linear runs
+// several calls at once (MultiHead, Batch, ApplyTensor); the maps of
+// kernelkit are.
 type Linear struct {
 	// Map is applied to the scaled queries and keys. If it implements
 	// features.ScaledTransformer its scaled transform is used
@@ -165,7 +295,9 @@ type Linear struct {
 	// (hybrid random features); no row scaling is applied to them. A pair
 	// made by features.Symmetric is treated as its map.
 	Pair features.Pair
-	// Causal selects unidirectional attention by prefix sums.
+	// Causal selects unidirectional attention by prefix sums, aligned
+	// bottom-right as in Exact: query i of Lq attends keys s ≤ i + (Lk −
+	// Lq) of Lk.
 	Causal bool
 	// Chunk is the block size of the causal form (default 64; 1 is the
 	// plain prefix-sum recursion).
@@ -178,10 +310,8 @@ type Linear struct {
 	Eps float64
 }
 
-// features returns the (scaled) features of x·d^(−1/4) and log-scales (nil
-// when the map is not a ScaledTransformer).
-func (a *Linear) features(x *mat.Dense, query bool) (*mat.Dense, []float64, error) {
-	n, d := x.Dims()
+// maps returns the map, or the pair when it is asymmetric.
+func (a *Linear) maps() (features.Transformer, features.Pair, error) {
 	mp, pair := a.Map, a.Pair
 	if pair != nil {
 		if t, ok := features.AsTransformer(pair); ok {
@@ -189,35 +319,9 @@ func (a *Linear) features(x *mat.Dense, query bool) (*mat.Dense, []float64, erro
 		}
 	}
 	if mp == nil && pair == nil {
-		return nil, nil, errors.New("attention: linear attention has no feature map")
+		return nil, nil, errors.New("attention: Linear has no feature map")
 	}
-	in := 0
-	if pair != nil {
-		in = pair.InputDim()
-	} else {
-		in = mp.InputDim()
-	}
-	if d != in {
-		return nil, nil, fmt.Errorf("attention: inputs have %d columns, feature map expects %d", d, in)
-	}
-	xs := x
-	if !a.NoInputScale {
-		xs = mat.NewDense(n, d, nil)
-		xs.Scale(math.Pow(float64(d), -0.25), x)
-	}
-	if pair != nil {
-		z := mat.NewDense(n, pair.Dim(), nil)
-		if query {
-			return z, nil, pair.Query(z, xs)
-		}
-		return z, nil, pair.Key(z, xs)
-	}
-	z := mat.NewDense(n, mp.Dim(), nil)
-	if st, ok := mp.(features.ScaledTransformer); ok {
-		s, err := st.TransformScaled(z, xs)
-		return z, s, err
-	}
-	return z, nil, mp.Transform(z, xs)
+	return mp, pair, nil
 }
 
 func (a *Linear) eps() float64 {
@@ -227,230 +331,164 @@ func (a *Linear) eps() float64 {
 	return 1e-30
 }
 
-func guard(den, eps float64) float64 {
-	if den >= 0 {
-		return math.Max(den, eps)
+// Apply computes linear attention.
+func (a *Linear) Apply(q, k, v *mat.Dense) (*mat.Dense, error) { return a.ApplyMasked(q, k, v, nil) }
+
+// ApplyMasked computes linear attention with a key padding mask (see
+// Masked): the features of padded keys are never computed, their rows of
+// K' are zero, so they add nothing to K'ᵀV and K'ᵀ1 nor (causal) to the
+// running references.
+func (a *Linear) ApplyMasked(q, k, v *mat.Dense, keyPadding []bool) (*mat.Dense, error) {
+	if _, _, err := a.maps(); err != nil {
+		return nil, err
 	}
-	return math.Min(den, -eps)
+	l, _, dv, err := checkQKV(q, k, v, keyPadding)
+	if err != nil {
+		return nil, err
+	}
+	out := mat.NewDense(l, dv, nil)
+	if err := linearApply(a, q, k, fromMat(v), keyPadding, fromMat(out)); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-// Apply computes linear attention.
-func (a *Linear) Apply(q, k, v *mat.Dense) (*mat.Dense, error) {
-	if a.Map == nil && a.Pair == nil {
-		return nil, errors.New("attention: Linear has no feature map")
+// Apply32 is ApplyMasked in single precision: float32 queries, keys and
+// values (Lq×d, Lk×d, Lk×dv) and outputs (Lq×dv). The features are
+// computed in float64 (the maps' own arithmetic, stabilised in the log
+// domain; rows of maps without log-scales are scaled to a largest
+// magnitude of 1 first, so that they fit the float32 range) and rounded
+// once to float32; the products with the values
+// (K'ᵀV, Q'(K'ᵀV) and, causal, the C×C blocks and each chunk's update of
+// the state) run in float32 through blas32, while the denominators and the
+// carried causal state are summed in float64. See the package
+// documentation for the measured error against float64.
+func (a *Linear) Apply32(q, k, v blas32.General, keyPadding []bool) (blas32.General, error) {
+	if _, _, err := a.maps(); err != nil {
+		return blas32.General{}, err
 	}
-	l, _, dv, err := checkQKV(q, k, v)
+	qd, kd, vd := fromGeneral32(q), fromGeneral32(k), fromGeneral32(v)
+	if err := checkGeneral32(q, k, v); err != nil {
+		return blas32.General{}, err
+	}
+	if err := checkInputs(qd, kd, vd, keyPadding); err != nil {
+		return blas32.General{}, err
+	}
+	out := newDense[float32](q.Rows, v.Cols)
+	if err := linearApply(a, toMat(qd), toMat(kd), vd, keyPadding, out); err != nil {
+		return blas32.General{}, err
+	}
+	return blas32.General{Rows: out.rows, Cols: out.cols, Stride: out.stride, Data: out.data}, nil
+}
+
+// checkGeneral32 checks that the float32 matrices are consistent views.
+func checkGeneral32(ms ...blas32.General) error {
+	for _, m := range ms {
+		if m.Rows < 0 || m.Cols < 0 || m.Stride < max(m.Cols, 1) || (m.Rows > 0 && len(m.Data) < (m.Rows-1)*m.Stride+m.Cols) {
+			return fmt.Errorf("attention: float32 matrix %d×%d with stride %d and %d values", m.Rows, m.Cols, m.Stride, len(m.Data))
+		}
+	}
+	return nil
+}
+
+// linearApply computes linear attention in precision T for float64
+// queries and keys (the maps' inputs), values v and output out (zero on
+// entry).
+func linearApply[T num](a *Linear, q, k *mat.Dense, v dense[T], pad []bool, out dense[T]) error {
+	st, err := a.NewState()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	lk, _ := k.Dims()
-	if a.Causal && lk != l {
-		return nil, fmt.Errorf("attention: causal attention needs as many keys as queries (%d, %d)", lk, l)
-	}
-	qf, _, err := a.features(q, true)
+	qf, _, err := st.features(q, true)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	kf, ks, err := a.features(k, false)
+	kf, ks, err := st.keyFeatures(k, pad)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if a.Causal {
-		return a.causal(qf, kf, ks, v)
+	v = zeroPadded(v, pad)
+	if _, ok := any(v.data).([]float32); ok {
+		ks = single(qf, kf, ks)
 	}
-	_, m := kf.Dims()
-	// Rescale key rows to the common reference max_s ks.
+	if !a.Causal {
+		bidirectional(qf, kf, ks, v, out, a.eps())
+		return nil
+	}
+	l, lk := qf.rows, kf.rows
+	off := lk - l
+	qlo, klo := max(0, -off), max(0, off)
+	qt, kt := as[T](qf), as[T](kf)
+	if err := st.setDV(v.cols); err != nil {
+		return err
+	}
+	absorb(st, kt.sliceRows(0, klo), subScales(ks, 0, klo), v.sliceRows(0, klo))
+	return extend(st, qt.sliceRows(qlo, l), kt.sliceRows(klo, lk), subScales(ks, klo, lk), v.sliceRows(klo, lk), out.sliceRows(qlo, l))
+}
+
+// as returns x in precision T: x itself for float64, a rounded copy for
+// float32.
+func as[T num](x dense[float64]) dense[T] {
+	if d, ok := any(x).(dense[T]); ok {
+		return d
+	}
+	return convert[T](x)
+}
+
+func subScales(ks []float64, lo, hi int) []float64 {
+	if ks == nil {
+		return nil
+	}
+	return ks[lo:hi]
+}
+
+// zeroPadded returns v, or a copy of it whose padded rows are zero.
+func zeroPadded[T num](v dense[T], pad []bool) dense[T] {
+	if !anyPadded(pad) {
+		return v
+	}
+	out := newDense[T](v.rows, v.cols)
+	for i := 0; i < v.rows; i++ {
+		if !pad[i] {
+			copy(out.row(i), v.row(i))
+		}
+	}
+	return out
+}
+
+// bidirectional computes D̃⁻¹(Q'(K'ᵀV)) with the key rows brought to the
+// common reference max_s ks_s (padded keys: zero rows, scale −∞).
+func bidirectional[T num](qf, kf dense[float64], ks []float64, v, out dense[T], eps float64) {
 	if ks != nil {
 		ref := math.Inf(-1)
 		for _, s := range ks {
 			ref = math.Max(ref, s)
 		}
 		for i, s := range ks {
-			row := kf.RawRowView(i)
-			f := math.Exp(s - ref)
-			for j := range row {
-				row[j] *= f
+			if f := rel(s, ref); f != 1 {
+				scaleRow(kf.row(i), f)
 			}
 		}
 	}
+	qt, kt := as[T](qf), as[T](kf)
+	m, dv := kt.cols, v.cols
 	// KV = K'ᵀV (m×dv) and ksum = K'ᵀ1 (m).
-	kv := mat.NewDense(m, dv, nil)
-	kv.Mul(kf.T(), v)
+	kv := newDense[T](m, dv)
+	gemm(true, false, 1, kt, v, 0, kv)
 	ksum := make([]float64, m)
-	for i := 0; i < lk; i++ {
-		for j, x := range kf.RawRowView(i) {
-			ksum[j] += x
+	for i := 0; i < kt.rows; i++ {
+		for j, x := range kt.row(i) {
+			ksum[j] += float64(x)
 		}
 	}
-	out := mat.NewDense(l, dv, nil)
-	out.Mul(qf, kv)
-	eps := a.eps()
-	for i := 0; i < l; i++ {
-		var den float64
-		for j, x := range qf.RawRowView(i) {
-			den += x * ksum[j]
-		}
-		den = guard(den, eps)
-		o := out.RawRowView(i)
+	gemm(false, false, 1, qt, kv, 0, out)
+	for i := 0; i < out.rows; i++ {
+		d := guard(dot64(qt.row(i), ksum), eps)
+		o := out.row(i)
 		for j := range o {
-			o[j] /= den
+			o[j] = T(float64(o[j]) / d)
 		}
 	}
-	return out, nil
-}
-
-// causal runs the chunked prefix-sum form. With log-scales ks (key rows
-// kf_s = exp(−ks_s)·φ(k_s)), row t is computed relative to its own
-// reference r_t = max_{s≤t} ks_s, the running maximum of the key
-// log-scales up to t: its terms are φ(k_s)·exp(−r_t) = kf_s·exp(ks_s − r_t)
-// with factors at most 1 (exactly 1 for the key that set the maximum), so
-// no term overflows, the largest cannot underflow, and nothing in row t —
-// not even its reference — depends on a key after t. The carried state is
-// kept relative to the reference of the last row before the chunk and is
-// scaled down when the reference rises (as online softmax does). Inside a
-// chunk the running maximum is piecewise constant; the factor of term (t,
-// s) is exp(ks_s − r_s)·exp(r_s − r_t), the first applied to key row s
-// before the C×C product and the second, 1 unless the maximum rose between
-// s and t, computed once per pair of pieces. The C×C block is checked
-// against limits.Matrix before it is allocated.
-func (a *Linear) causal(qf, kf *mat.Dense, ks []float64, v *mat.Dense) (*mat.Dense, error) {
-	l, m := qf.Dims()
-	_, dv := v.Dims()
-	c := a.Chunk
-	if c <= 0 {
-		c = 64
-	}
-	c = min(c, l)
-	if _, err := limits.Matrix("attention: causal chunk block", c, c); err != nil {
-		return nil, err
-	}
-	state := mat.NewDense(m, dv, nil) // Σ φ(k_s) v_sᵀ over earlier chunks, times exp(−ref)
-	z := make([]float64, m)           // Σ φ(k_s) over earlier chunks, times exp(−ref)
-	ref := math.Inf(-1)               // reference of state and z
-	out := mat.NewDense(l, dv, nil)
-	den := make([]float64, c)
-	blkBuf := mat.NewDense(c, c, nil)
-	kcBuf := mat.NewDense(c, m, nil)
-	intraBuf := mat.NewDense(c, dv, nil)
-	upd := mat.NewDense(m, dv, nil)
-	piece := make([]int, c)           // piece of constant running maximum of each row
-	pieceRef := make([]float64, 0, c) // running maximum on each piece
-	rise := make([]float64, c)        // exp(pieceRef[p] − pieceRef[cur]) for p < cur
-	eps := a.eps()
-	for lo := 0; lo < l; lo += c {
-		hi := min(lo+c, l)
-		n := hi - lo
-		kc := kcBuf.Slice(0, n, 0, m).(*mat.Dense)
-		kc.Copy(kf.Slice(lo, hi, 0, m))
-		qc := qf.Slice(lo, hi, 0, m).(*mat.Dense)
-		oc := out.Slice(lo, hi, 0, dv).(*mat.Dense)
-		vc := v.Slice(lo, hi, 0, dv).(*mat.Dense)
-		np := 0
-		if ks != nil {
-			// Running maximum, its pieces, and key rows relative to it.
-			pieceRef = pieceRef[:0]
-			r := ref
-			for i := 0; i < n; i++ {
-				s := ks[lo+i]
-				if i == 0 || s > r {
-					r = math.Max(r, s)
-					pieceRef = append(pieceRef, r)
-				}
-				piece[i] = len(pieceRef) - 1
-				if s < r {
-					f := math.Exp(s - r)
-					row := kc.RawRowView(i)
-					for j := range row {
-						row[j] *= f
-					}
-				}
-			}
-			np = len(pieceRef)
-		}
-		cur := -1 // piece whose factors rise holds
-		rises := func(pi int) {
-			if pi != cur {
-				for p := 0; p < pi; p++ {
-					rise[p] = math.Exp(pieceRef[p] - pieceRef[pi])
-				}
-				cur = pi
-			}
-		}
-		// Inter-chunk: the carried state, brought to each row's reference.
-		oc.Mul(qc, state)
-		for i := 0; i < n; i++ {
-			var s float64
-			for j, x := range qc.RawRowView(i) {
-				s += x * z[j]
-			}
-			den[i] = s
-			if ks != nil && pieceRef[piece[i]] != ref {
-				f := math.Exp(ref - pieceRef[piece[i]]) // 0 before the first chunk, where the state is 0
-				den[i] *= f
-				o := oc.RawRowView(i)
-				for j := range o {
-					o[j] *= f
-				}
-			}
-		}
-		// Intra-chunk: masked C×C product.
-		ab := blkBuf.Slice(0, n, 0, n).(*mat.Dense)
-		ab.Mul(qc, kc.T())
-		for i := 0; i < n; i++ {
-			row := ab.RawRowView(i)
-			for j := i + 1; j < n; j++ {
-				row[j] = 0
-			}
-			if ks != nil && piece[i] > 0 {
-				pi := piece[i]
-				rises(pi)
-				for j := 0; j <= i && piece[j] != pi; j++ {
-					row[j] *= rise[piece[j]]
-				}
-			}
-			for j := 0; j <= i; j++ {
-				den[i] += row[j]
-			}
-		}
-		intra := intraBuf.Slice(0, n, 0, dv).(*mat.Dense)
-		intra.Mul(ab, vc)
-		oc.Add(oc, intra)
-		for i := 0; i < n; i++ {
-			d := guard(den[i], eps)
-			o := oc.RawRowView(i)
-			for j := range o {
-				o[j] /= d
-			}
-		}
-		// Carry the chunk into the state, relative to the reference of its
-		// last row.
-		if ks != nil {
-			last := np - 1
-			if f := math.Exp(ref - pieceRef[last]); f != 1 {
-				state.Scale(f, state)
-				for j := range z {
-					z[j] *= f
-				}
-			}
-			ref = pieceRef[last]
-			rises(last)
-			for i := 0; i < n && piece[i] != last; i++ {
-				f := rise[piece[i]]
-				row := kc.RawRowView(i)
-				for j := range row {
-					row[j] *= f
-				}
-			}
-		}
-		upd.Mul(kc.T(), vc)
-		state.Add(state, upd)
-		for i := 0; i < n; i++ {
-			for j, x := range kc.RawRowView(i) {
-				z[j] += x
-			}
-		}
-	}
-	return out, nil
 }
 
 // MultiHead applies att to each of heads column blocks of q, k, v (d_model
@@ -459,7 +497,7 @@ func MultiHead(att Attention, q, k, v *mat.Dense, heads int) (*mat.Dense, error)
 	if heads <= 0 {
 		return nil, fmt.Errorf("attention: heads must be positive, got %d", heads)
 	}
-	l, d, dv, err := checkQKV(q, k, v)
+	l, d, dv, err := checkQKV(q, k, v, nil)
 	if err != nil {
 		return nil, err
 	}

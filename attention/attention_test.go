@@ -239,8 +239,11 @@ func TestBadInput(t *testing.T) {
 	if _, err := (Exact{}).Apply(q, q, gauss(3, 3, 1, 1)); err == nil {
 		t.Error("mismatched value rows accepted")
 	}
-	if _, err := (Exact{Causal: true}).Apply(q, gauss(5, 3, 1, 1), gauss(5, 3, 1, 1)); err == nil {
-		t.Error("causal with more keys than queries accepted")
+	if _, err := (Exact{}).ApplyMasked(q, q, q, make([]bool, 3)); err == nil {
+		t.Error("key padding mask of the wrong length accepted")
+	}
+	if _, err := (&Linear{Map: polyMap{3}}).ApplyMasked(q, q, q, make([]bool, 5)); err == nil {
+		t.Error("key padding mask of the wrong length accepted by Linear")
 	}
 	bad := mat.DenseCopyOf(q)
 	bad.Set(0, 0, math.NaN())

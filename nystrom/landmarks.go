@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/cluster"
 	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/internal/parallel"
 	"github.com/kernelkit/kernelkit/internal/rng"
@@ -280,7 +281,7 @@ func LeverageScores(x *mat.Dense, k kernel.Kernel, m, pilot int, seed uint64) ([
 }
 
 // kmeans returns m k-means centres of the rows of x: k-means++ seeding
-// (O(n·m·d), one distance update per new centre) and iters Lloyd
+// (cluster.SeedPlusPlus, O(n·m·d)) and iters Lloyd
 // iterations with distances from one GEMM per row chunk. Assignments are
 // computed in parallel and centres summed in row order, so the result
 // depends only on x, m, iters and seed. An emptied cluster keeps its
@@ -290,47 +291,7 @@ func kmeans(x *mat.Dense, m, iters int, seed uint64) (*mat.Dense, error) {
 	if _, err := limits.Matrix("nystrom: k-means centres", m, d); err != nil {
 		return nil, err
 	}
-	r := rng.New(seed)
-	c := mat.NewDense(m, d, nil)
-	dist := make([]float64, n)
-	for i := range dist {
-		dist[i] = math.Inf(1)
-	}
-	pick := r.IntN(n)
-	for j := 0; j < m; j++ {
-		copy(c.RawRowView(j), x.RawRowView(pick))
-		cj := c.RawRowView(j)
-		parallel.Chunks(n, 1024, func(_, lo, hi int) {
-			for i := lo; i < hi; i++ {
-				var s float64
-				for t, v := range x.RawRowView(i) {
-					e := v - cj[t]
-					s += e * e
-				}
-				dist[i] = math.Min(dist[i], s)
-			}
-		})
-		if j == m-1 {
-			break
-		}
-		var tot float64
-		for _, v := range dist {
-			tot += v
-		}
-		if !(tot > 0) { // every row is already a centre: pick any other
-			pick = r.IntN(n)
-			continue
-		}
-		u := r.Float64() * tot
-		pick = n - 1
-		for i, v := range dist {
-			u -= v
-			if u < 0 {
-				pick = i
-				break
-			}
-		}
-	}
+	c := cluster.SeedPlusPlus(x, m, rng.New(seed))
 	assign := make([]int, n)
 	for i := range assign {
 		assign[i] = -1

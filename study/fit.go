@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"time"
@@ -11,9 +12,11 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/backend"
+	"github.com/kernelkit/kernelkit/catalog"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/model"
+	"github.com/kernelkit/kernelkit/nystrom"
 )
 
 // FitConfig configures Fit.
@@ -45,6 +48,21 @@ type FitConfig struct {
 	// selection). The model's map is the kernel-columns map of the
 	// training rows (krr.Columns), so it can be saved.
 	Exact bool
+	// MapName, if set, names the map to fit with, looked up in Registry
+	// (catalog.Default() when nil) and built by Registry.Map, so it must be
+	// a symmetric map, once the training rows are known: MapOptions
+	// gets InputDim, the number of feature columns, and Data, the training
+	// rows after the scaler (Model.Standardize), from which data-dependent
+	// maps (the Nyström maps) choose their landmarks — for streamed rows a
+	// uniform sample of MapSample of them (nystrom.Reservoir, one extra
+	// pass). With GammaScale, MapOptions.Gamma is the 'scale' value. The
+	// map replaces Model.Map and Model.Features.
+	MapName    string
+	MapOptions features.Options
+	Registry   *features.Registry
+	// MapSample is the number of streamed rows sampled for MapOptions.Data
+	// (default max(10000, 10·MapOptions.Features)).
+	MapSample int
 }
 
 // FitResult is the record of one fit: the map, the metrics on the test set
@@ -52,6 +70,7 @@ type FitConfig struct {
 // ‖K − ZZᵀ‖_F/‖K‖_F of the map on the first GramRows evaluation rows, and
 // the time of fit plus prediction.
 type FitResult struct {
+	Map           string   `json:"map,omitempty"`
 	Kernel        string   `json:"kernel"`
 	Form          string   `json:"form"`
 	Sampler       string   `json:"sampler"`
@@ -101,7 +120,22 @@ func Fit(ctx context.Context, cfg FitConfig, progress func(done, total int)) (*F
 		opt.Features.Gamma = g
 	}
 	if cfg.Exact {
+		if cfg.MapName != "" {
+			return nil, nil, errors.New("study: an exact fit uses the kernel itself, not a feature map")
+		}
 		return fitExact(ctx, cfg, opt, eval)
+	}
+	var mapGamma float64
+	if cfg.MapName != "" {
+		mo := cfg.MapOptions
+		if cfg.GammaScale {
+			mo.Gamma = opt.Features.Gamma
+		}
+		mp, err := fitMap(cfg, mo, opt)
+		if err != nil {
+			return nil, nil, err
+		}
+		opt.Map, mapGamma = mp, mo.Gamma
 	}
 	start := time.Now()
 	var m *model.Model
@@ -126,6 +160,12 @@ func Fit(ctx context.Context, cfg FitConfig, progress func(done, total int)) (*F
 	if mp, ok := m.Map.(*features.Map); ok {
 		s := mp.Spec()
 		r.Kernel, r.Form, r.Sampler, r.Features, r.Gamma = s.Kernel, s.Form, s.Sampler, s.Features, s.Gamma
+	}
+	if cfg.MapName != "" {
+		r.Map, r.Features = cfg.MapName, m.Map.Dim()
+		if r.Gamma == 0 {
+			r.Gamma = mapGamma
+		}
 	}
 	if cfg.Test != nil {
 		r.TestRows = cfg.Test.Rows()
@@ -158,12 +198,115 @@ func Fit(ctx context.Context, cfg FitConfig, progress func(done, total int)) (*F
 	return r, m, nil
 }
 
+// fitMap builds the map cfg.MapName with options mo (see
+// FitConfig.MapName) on the training rows after the scaler.
+func fitMap(cfg FitConfig, mo features.Options, opt model.Options) (features.Transformer, error) {
+	reg := cfg.Registry
+	if reg == nil {
+		reg = catalog.Default()
+	}
+	switch {
+	case cfg.Train != nil:
+		if cfg.Train.Rows() == 0 {
+			return nil, errors.New("study: no training rows")
+		}
+		mo.InputDim, mo.Data = cfg.Train.Cols(), cfg.Train.X
+		if opt.Standardize {
+			s, err := data.FitScaler(cfg.Train.X)
+			if err != nil {
+				return nil, err
+			}
+			if mo.Data, err = s.Transform(cfg.Train.X); err != nil {
+				return nil, err
+			}
+		}
+	case cfg.Stream != nil:
+		size := cfg.MapSample
+		if size <= 0 {
+			size = max(10000, 10*mo.Features)
+		}
+		var err error
+		mo.InputDim = len(cfg.Names)
+		if mo.Data, err = sampleStream(cfg.Stream, size, opt.ChunkRows, mo.Seed^streamSampleSeed, opt.Standardize); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, errors.New("study: no training rows")
+	}
+	mp, err := reg.Map(cfg.MapName, mo)
+	if err != nil {
+		return nil, err
+	}
+	return mp, nil
+}
+
+// streamSampleSeed separates the reservoir's draws from the map's, which
+// use the same seed ("sample").
+const streamSampleSeed uint64 = 0x73616d706c65
+
+// sampleStream returns a uniform sample of size rows of a pass of
+// streamed rows (nystrom.Reservoir), standardised by the scaler of the
+// whole pass when standardize is set — accumulated over batches of chunk
+// rows, as model.FitStream accumulates its own.
+func sampleStream(open model.Opener, size, chunk int, seed uint64, standardize bool) (*mat.Dense, error) {
+	if chunk <= 0 {
+		chunk = 2048
+	}
+	rv, err := nystrom.NewReservoir(size, seed)
+	if err != nil {
+		return nil, err
+	}
+	b, closeFn, err := open()
+	if err != nil {
+		return nil, err
+	}
+	var acc data.ScalerAccumulator
+	for {
+		x, _, rerr := b.Read(chunk)
+		if x != nil {
+			err := rv.Add(x)
+			if err == nil && standardize {
+				err = acc.Add(x)
+			}
+			if err != nil {
+				return nil, errors.Join(err, closeFn())
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			return nil, errors.Join(rerr, closeFn())
+		}
+	}
+	if err := closeFn(); err != nil {
+		return nil, err
+	}
+	sample := rv.Sample()
+	if sample == nil {
+		return nil, errors.New("study: no training rows")
+	}
+	if !standardize {
+		return sample, nil
+	}
+	s, err := acc.Scaler()
+	if err != nil {
+		return nil, err
+	}
+	return s.Transform(sample)
+}
+
 // Text returns the result as the lines fit prints: map, metrics, Gram
 // error and time.
 func (r *FitResult) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "kernel %s/%s, sampler %s, D=%d, λ=%g, %d training rows, backend %s\n",
-		r.Kernel, r.Form, r.Sampler, r.Features, r.Lambda, r.TrainRows, r.Backend)
+	if r.Map != "" {
+		fmt.Fprintf(&b, "map %s, D=%d, λ=%g, %d training rows, backend %s\n",
+			r.Map, r.Features, r.Lambda, r.TrainRows, r.Backend)
+	} else {
+		fmt.Fprintf(&b, "kernel %s/%s, sampler %s, D=%d, λ=%g, %d training rows, backend %s\n",
+			r.Kernel, r.Form, r.Sampler, r.Features, r.Lambda, r.TrainRows, r.Backend)
+	}
 	if r.TestAccuracy != nil {
 		fmt.Fprintf(&b, "test accuracy   %.4f (%d rows)\n", *r.TestAccuracy, r.TestRows)
 	}

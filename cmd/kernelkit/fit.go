@@ -27,6 +27,7 @@ type featureOptions struct {
 	features              int
 	seed                  uint64
 	float32               bool
+	mapName               string // --map: a map of the registry instead of --kernel/--form
 }
 
 // gammaFlag is the --gamma flag: a finite number, or "scale" for
@@ -60,7 +61,22 @@ func (f *featureOptions) bind(fl *pflag.FlagSet) {
 	fl.IntVar(&f.features, "features", 512, "number of random features D")
 	fl.StringVar(&f.sampler, "sampler", "iid", "projection sampler: iid, orf, sorf, halton or truncated")
 	fl.Uint64Var(&f.seed, "seed", 0, "random seed")
-	fl.BoolVar(&f.float32, "float32", false, "compute the projection in single precision")
+	fl.StringVar(&f.mapName, "map", "", "a symmetric map of the registry by name instead of --kernel/--form (e.g. nystrom/kmeans, arccos1, poly2, rbf/sincos), built with --features, --gamma, --sampler, --seed, --float32 and, for data-dependent maps, the (standardised) training rows")
+	fl.BoolVar(&f.float32, "float32", false, "single precision: the projection, and in fit the features and each chunk's ridge statistics (summed and solved in float64; about twice as fast)")
+}
+
+// mapOptions returns the registry options of --map for d input columns
+// (γ as in config; Data is left to the caller). --map with --kernel or
+// --form is an error.
+func (f *featureOptions) mapOptions(fl *pflag.FlagSet, d int) (features.Options, error) {
+	if fl.Changed("kernel") || fl.Changed("form") {
+		return features.Options{}, errors.New("--map names the whole feature map; drop --kernel and --form")
+	}
+	c, err := f.config(fl, d)
+	if err != nil {
+		return features.Options{}, err
+	}
+	return features.Options{InputDim: d, Features: c.Features, Gamma: c.Gamma, Sampler: c.Sampler, Seed: c.Seed, Float32: c.Float32}, nil
 }
 
 // config returns the map of the flags for d input columns (γ = 1/d unless
@@ -106,7 +122,9 @@ func newFit() *cobra.Command {
 			"With --test it reports test accuracy (or RMSE) and the relative Gram error on the first\n" +
 			"min(1000, n) test rows; --model saves the fitted model. --exact fits exact kernel ridge\n" +
 			"(the dual solve the random features converge to) on up to 32768 rows; --gamma scale takes\n" +
-			"γ = 1/(d·Var X) from the standardised training matrix, as scikit-learn's gamma='scale'.",
+			"γ = 1/(d·Var X) from the standardised training matrix, as scikit-learn's gamma='scale'.\n" +
+			"--map NAME fits with any symmetric map of the registry instead of --kernel/--form, e.g.\n" +
+			"nystrom/kmeans (Nyström features on k-means landmarks of the standardised training rows).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -145,7 +163,7 @@ func (o *fitOptions) run(cmd *cobra.Command) error {
 	if o.exact && o.sel != "" {
 		return errors.New("--exact has no λ selection; give --lambda")
 	}
-	cfg := study.FitConfig{Model: model.Options{Lambda: o.lambda, Select: o.sel, Folds: o.folds, Standardize: !o.noStd},
+	cfg := study.FitConfig{Model: model.Options{Lambda: o.lambda, Select: o.sel, Folds: o.folds, Standardize: !o.noStd, Float32: o.feat.float32},
 		GammaScale: o.feat.gammaScale, Exact: o.exact}
 	var err error
 	label := o.label
@@ -169,6 +187,15 @@ func (o *fitOptions) run(cmd *cobra.Command) error {
 	}
 	if cfg.Model.Features, err = o.feat.config(cmd.Flags(), width); err != nil {
 		return err
+	}
+	if o.feat.mapName != "" {
+		if o.exact {
+			return errors.New("--exact fits the kernel itself; drop --map")
+		}
+		cfg.MapName = o.feat.mapName
+		if cfg.MapOptions, err = o.feat.mapOptions(cmd.Flags(), width); err != nil {
+			return err
+		}
 	}
 	if o.test != "" {
 		opt := data.OpenOptions{Format: o.format, Label: label, Columns: cfg.Names, Width: width}

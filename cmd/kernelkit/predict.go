@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/catalog"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/linear"
@@ -126,10 +127,11 @@ type transformOptions struct {
 func newTransform() *cobra.Command {
 	o := &transformOptions{}
 	cmd := &cobra.Command{
-		Use:   "transform --data C.csv (--model m.kk | --kernel K --features D ...)",
+		Use:   "transform --data C.csv (--model m.kk | --kernel K --features D ... | --map NAME ...)",
 		Short: "Write the random features of rows as CSV",
 		Long: "transform maps rows to random features: with --model, the model's scaler and feature map;\n" +
-			"otherwise a map drawn from the feature flags, applied to the raw columns. A label column\n" +
+			"otherwise a map drawn from the feature flags (or --map NAME of the registry, whose Nyström\n" +
+			"maps take their landmarks from these rows), applied to the raw columns. A label column\n" +
 			"(--label, or one column more than a model expects) is dropped.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
@@ -144,6 +146,9 @@ func newTransform() *cobra.Command {
 func (o *transformOptions) run(cmd *cobra.Command) error {
 	var z *mat.Dense
 	var logScale []float64
+	if o.model != "" && o.feat.mapName != "" {
+		return errors.New("--model brings its own feature map; drop --map")
+	}
 	if o.model != "" {
 		m, ds, err := o.load()
 		if err != nil {
@@ -157,17 +162,17 @@ func (o *transformOptions) run(cmd *cobra.Command) error {
 		if err != nil {
 			return err
 		}
-		fc, err := o.feat.config(cmd.Flags(), ds.Cols())
-		if err != nil {
-			return err
-		}
-		mp, err := features.New(fc, ds.Cols())
+		mp, err := o.newMap(cmd.Flags(), ds)
 		if err != nil {
 			return err
 		}
 		z = mat.NewDense(ds.Rows(), mp.Dim(), nil)
 		if o.scaled {
-			logScale, err = mp.TransformScaled(z, ds.X)
+			st, ok := mp.(features.ScaledTransformer)
+			if !ok {
+				return fmt.Errorf("--scaled needs a map with log-scales; %.40q has none", o.feat.mapName)
+			}
+			logScale, err = st.TransformScaled(z, ds.X)
 		} else if err = mp.Transform(z, ds.X); errors.Is(err, features.ErrOverflow) {
 			err = fmt.Errorf("%w; --scaled writes row-scaled features with a log_scale column", err)
 		}
@@ -200,6 +205,25 @@ func (o *transformOptions) run(cmd *cobra.Command) error {
 			return b
 		})
 	})
+}
+
+// newMap returns the map of the feature flags for the rows of ds: drawn
+// from --kernel/--form, or the registry's --map, whose data-dependent maps
+// (Nyström) take their landmarks from these rows.
+func (o *transformOptions) newMap(fl *pflag.FlagSet, ds *data.Dataset) (features.Transformer, error) {
+	if o.feat.mapName == "" {
+		fc, err := o.feat.config(fl, ds.Cols())
+		if err != nil {
+			return nil, err
+		}
+		return features.New(fc, ds.Cols())
+	}
+	opt, err := o.feat.mapOptions(fl, ds.Cols())
+	if err != nil {
+		return nil, err
+	}
+	opt.Data = ds.X
+	return catalog.Default().Map(o.feat.mapName, opt)
 }
 
 // writeRows writes a header line and the n lines that row appends to a
