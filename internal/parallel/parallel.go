@@ -140,3 +140,38 @@ func Ordered(n, chunk int, work, commit func(worker, lo, hi int)) {
 	}
 	wg.Wait()
 }
+
+// Tasks calls fn(worker, i) once for each task i in [0, n), on Workers(n)
+// goroutines that take the tasks in increasing order of i as they become
+// free (tasks listed first start first, so list the largest first for an
+// even finish). The worker index lies in [0, Workers(n)) and lets callers
+// keep per-worker scratch space; which worker runs which task depends on
+// scheduling, so a task must compute its result from its index alone and
+// write it where no other task writes. Tasks returns when every call has
+// returned.
+func Tasks(n int, fn func(worker, i int)) {
+	if n <= 0 {
+		return
+	}
+	w := Workers(n)
+	if w == 1 {
+		for i := 0; i < n; i++ {
+			fn(0, i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for k := 0; k < w; k++ {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(k, i)
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -147,3 +147,37 @@ func TestOrderedSumIndependentOfCores(t *testing.T) {
 		})
 	}
 }
+
+// TestTasksRunOnce: every task runs exactly once, on a worker index in
+// range, for several GOMAXPROCS, and no worker index runs two tasks at
+// once (so per-worker scratch space is safe).
+func TestTasksRunOnce(t *testing.T) {
+	for _, p := range []int{1, 2, 5} {
+		withProcs(p, func() {
+			for _, n := range []int{0, 1, 2, 7, 100} {
+				w := Workers(n)
+				ran := make([]int32, n)
+				busy := make([]atomic.Int32, max(w, 1))
+				Tasks(n, func(worker, i int) {
+					if worker < 0 || worker >= w || i < 0 || i >= n {
+						t.Errorf("p=%d n=%d: task %d on worker %d", p, n, i, worker)
+						return
+					}
+					if busy[worker].Add(1) != 1 {
+						t.Errorf("p=%d n=%d: worker %d runs two tasks at once", p, n, worker)
+					}
+					if i%5 == 0 {
+						time.Sleep(100 * time.Microsecond)
+					}
+					atomic.AddInt32(&ran[i], 1)
+					busy[worker].Add(-1)
+				})
+				for i, r := range ran {
+					if r != 1 {
+						t.Fatalf("p=%d n=%d: task %d ran %d times", p, n, i, r)
+					}
+				}
+			}
+		})
+	}
+}
