@@ -1,0 +1,135 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/report"
+	"github.com/kernelkit/kernelkit/tasks"
+	"github.com/kernelkit/kernelkit/train"
+)
+
+type trainOptions struct {
+	job     train.Job
+	adapter string
+	plot    string
+	json    bool
+}
+
+func newTrainCmd() *cobra.Command {
+	o := &trainOptions{}
+	cmd := &cobra.Command{
+		Use:   "train",
+		Short: "Train sequence classifiers: TNN, SKI-TNN, FD-TNN, Performer, Transformer (GoMLX)",
+		Long: "train trains a sequence classifier with GoMLX (pure-Go backend by default; --backend selects\n" +
+			"another GoMLX backend linked into the program) on a generated task or on LRA TSV files\n" +
+			"(header Source<TAB>Target, e.g. the released ListOps basic_train.tsv), and reports the test\n" +
+			"accuracy and training speed. --task listops generates the LRA ListOps task (operators MAX, MIN,\n" +
+			"MED, SM; depth ≤ 10, 2-10 arguments, branching probability 0.25; lengths strictly inside\n" +
+			"(--listops-min, --listops-max), by default (length/4, length)); --task recall an associative\n" +
+			"recall task. --checkpoint resumes from and writes a checkpoint; --evaluate scores the\n" +
+			"checkpoint's model on --test. Adapters: pre-train with --checkpoint A, then fine-tune with\n" +
+			"--init-from A --adapter snnk|bottleneck --freeze.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+	}
+	o.bind(cmd.Flags())
+	return cmd
+}
+
+func (o *trainOptions) bind(fl *pflag.FlagSet) {
+	j := &o.job
+	m := &j.Model
+	fl.StringVar(&j.Task, "task", train.TaskListOps, "generated task: listops or recall")
+	fl.StringVar(&m.Kind, "model", nn.KindTNN, "model: "+strings.Join(nn.Kinds, ", "))
+	fl.IntVar(&m.Length, "length", 256, "sequence length (longer sequences are truncated, shorter padded)")
+	fl.IntVar(&m.Width, "width", 32, "model width")
+	fl.IntVar(&m.Depth, "depth", 2, "number of blocks")
+	fl.IntVar(&m.Heads, "heads", 2, "attention heads (performer, transformer)")
+	fl.IntVar(&m.Hidden, "hidden", 0, "GLU / FFN hidden width (0: 2·width)")
+	fl.IntVar(&m.Expand, "expand", 1, "GTU expansion ratio (TNN kinds)")
+	fl.IntVar(&m.RPEHidden, "rpe-hidden", 32, "RPE MLP hidden units (tnn, fd-tnn)")
+	fl.IntVar(&m.RPELayers, "rpe-layers", 1, "RPE MLP hidden layers (tnn, fd-tnn)")
+	fl.StringVar(&m.RPEAct, "rpe-act", "relu", "RPE MLP activation: relu, gelu or silu")
+	floatVar(fl, &m.Lambda, "lambda", 0.99, "decay bias λ (tnn) and time-warp λ (ski-tnn)")
+	fl.IntVar(&m.SKIRank, "ski-rank", 0, "SKI inducing points r (0: min(32, length))")
+	fl.IntVar(&m.SKIFilter, "ski-filter", 16, "SKI sparse filter width m")
+	fl.IntVar(&m.SKIGrid, "ski-grid", 33, "grid points of the SKI piecewise linear RPE (odd)")
+	fl.IntVar(&m.Features, "features", 32, "FAVOR+ random features per head")
+	fl.IntVar(&j.Redraw, "redraw", 0, "redraw the FAVOR+ features every this many steps (0: never)")
+	fl.IntVar(&m.Chunk, "chunk", 64, "chunk length of causal FAVOR+ attention")
+	fl.BoolVar(&m.Causal, "causal", false, "causal token mixing (not ski-tnn)")
+	fl.StringVar(&o.adapter, "adapter", "none", "adapters: none, bottleneck or snnk")
+	fl.IntVar(&m.AdapterSize, "adapter-size", 16, "bottleneck width or SNNK random features")
+	fl.Uint64Var(&m.AdapterSeed, "adapter-seed", 0, "seed of the SNNK adapter towers")
+	fl.BoolVar(&m.FreezeBackbone, "freeze", false, "train only the adapters and the classifier")
+	fl.IntVar(&j.Steps, "steps", 200, "optimiser steps (a resumed run continues up to this number)")
+	fl.IntVar(&j.Batch, "batch", 16, "mini-batch size")
+	floatVar(fl, &j.LR, "lr", 1e-3, "peak learning rate (AdamW)")
+	floatVar(fl, &j.WeightDecay, "weight-decay", 0.01, "AdamW weight decay")
+	fl.IntVar(&j.Warmup, "warmup", 20, "linear warm-up steps before the cosine decay")
+	fl.Uint64Var(&j.Seed, "seed", 1, "seed of the initialisation, random features and batch order")
+	fl.Uint64Var(&j.DataSeed, "data-seed", 1, "seed of the generated data")
+	fl.IntVar(&j.NTrain, "n-train", 2000, "generated training samples")
+	fl.IntVar(&j.NEval, "n-eval", 200, "generated evaluation samples")
+	fl.IntVar(&j.NTest, "n-test", 500, "generated test samples")
+	fl.IntVar(&j.ListOpsMin, "listops-min", 0, "ListOps: keep lengths > this (0 with --listops-max 0: length/4)")
+	fl.IntVar(&j.ListOpsMax, "listops-max", 0, "ListOps: keep lengths < this (0: length)")
+	fl.IntVar(&j.Pairs, "pairs", 8, "recall: key-value pairs per sequence")
+	fl.IntVar(&j.EvalEvery, "eval-every", 0, "evaluate every this many steps (0: at the end)")
+	fl.StringVar(&j.TrainFile, "train", "", "training data, LRA TSV (instead of --task)")
+	fl.StringVar(&j.EvalFile, "eval", "", "evaluation data, LRA TSV")
+	fl.StringVar(&j.TestFile, "test", "", "test data, LRA TSV")
+	fl.StringVar(&j.WriteData, "write-data", "", "directory to write the generated sets to as LRA TSV files")
+	fl.StringVar(&j.Checkpoint, "checkpoint", "", "checkpoint file: resumed from when it exists, written during and after training")
+	fl.IntVar(&j.CheckpointEvery, "checkpoint-every", 0, "write the checkpoint every this many steps (0: at the end)")
+	fl.StringVar(&j.InitFrom, "init-from", "", "checkpoint of a pre-trained model to fine-tune (embeddings and blocks)")
+	fl.BoolVar(&j.EvaluateOnly, "evaluate", false, "evaluate the --checkpoint model on --test (or --eval) without training")
+	fl.StringVar(&j.Backend, "backend", "", "GoMLX backend configuration (default "+nn.DefaultBackend+")")
+	fl.StringVar(&o.plot, "plot", "", "PNG plot of the training loss (and of the evaluation accuracy, as NAME-acc.png, with --eval-every)")
+	fl.BoolVar(&o.json, "json", false, "print JSON")
+}
+
+func (o *trainOptions) run(cmd *cobra.Command) error {
+	j := &o.job
+	j.Model.Vocab, j.Model.Classes = tasks.VocabSize, tasks.Classes
+	switch o.adapter {
+	case "none", "":
+		j.Model.Adapter = nn.AdapterNone
+	default:
+		j.Model.Adapter = o.adapter
+	}
+	update, finish := progress("train " + j.Model.Kind)
+	j.Progress = func(p train.Progress) { update(p.Step, p.Steps) }
+	rep, err := j.Run(cmd.Context())
+	finish()
+	if err != nil {
+		return err
+	}
+	if o.plot != "" && rep.Result != nil && len(rep.Result.Loss) > 0 {
+		acc := ""
+		if len(rep.Result.EvalStep) > 1 {
+			acc = strings.TrimSuffix(o.plot, ".png") + "-acc.png"
+		}
+		name := fmt.Sprintf("%s (n=%d, d=%d, depth %d)", rep.Kind, rep.Length, rep.Width, rep.Depth)
+		window := max(1, min(20, len(rep.Result.Loss)/10))
+		if err := train.SavePlot(o.plot, acc, rep.Task, []train.Curve{{Name: name, Res: rep.Result}}, window); err != nil {
+			return err
+		}
+	}
+	w := cmd.OutOrStdout()
+	if o.json {
+		return report.JSON(w, rep)
+	}
+	if err := rep.Render(w); err != nil {
+		return err
+	}
+	if o.plot != "" {
+		_, err = fmt.Fprintf(w, "plot written to %s\n", o.plot)
+	}
+	return err
+}

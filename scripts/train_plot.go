@@ -1,0 +1,47 @@
+//go:build ignore
+
+// Command train_plot draws the training-loss curves (and evaluation
+// accuracies) of several `kernelkit train --json` reports in one plot.
+//
+//	go run scripts/train_plot.go TITLE OUT.png [OUT-acc.png|-] REPORT.json...
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kernelkit/kernelkit/train"
+)
+
+func main() {
+	if len(os.Args) < 5 {
+		fmt.Fprintln(os.Stderr, "usage: go run scripts/train_plot.go TITLE OUT.png OUT-acc.png|- REPORT.json...")
+		os.Exit(2)
+	}
+	title, out, acc := os.Args[1], os.Args[2], os.Args[3]
+	if acc == "-" {
+		acc = ""
+	}
+	var curves []train.Curve
+	for _, path := range os.Args[4:] {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "train_plot:", err)
+			os.Exit(1)
+		}
+		var rep train.JobReport
+		if err := json.Unmarshal(raw, &rep); err != nil || rep.Result == nil {
+			fmt.Fprintf(os.Stderr, "train_plot: %s is not a training report (%v)\n", path, err)
+			os.Exit(1)
+		}
+		name := strings.TrimSuffix(filepath.Base(path), ".json")
+		curves = append(curves, train.Curve{Name: fmt.Sprintf("%s (test %.1f %%)", name, 100*rep.TestAcc), Res: rep.Result})
+	}
+	if err := train.SavePlot(out, acc, title, curves, 20); err != nil {
+		fmt.Fprintln(os.Stderr, "train_plot:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The training replications of issue 13, as kernelkit train commands.
+#
+#   listops  ListOps (LRA generator, lengths in (L/4, L)) with TNN, SKI-TNN,
+#            FD-TNN, a Performer and a softmax Transformer of equal width and
+#            depth: test accuracy and training steps per second.
+#   adapters pre-train a Transformer on ListOps (task A), freeze it, and
+#            fine-tune on associative recall (task B) with bottleneck
+#            adapters against SNNK adapters (16 random features): accuracy
+#            and trainable parameters.
+#
+# Sizes are environment variables (defaults: what a shared 2-core CPU trains
+# in tens of minutes on GoMLX's pure-Go backend); the same commands scale up
+# unchanged, e.g. L=2000 WIDTH=128 DEPTH=4 STEPS=5000 on an XLA backend
+# (BACKEND=xla:cuda, with the XLA backend linked in).
+# Usage: scripts/train_replications.sh listops|adapters OUTDIR
+# KERNELKIT names the binary (default: go build ./cmd/kernelkit).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:?usage: $0 listops|adapters OUTDIR}
+out=${2:?usage: $0 listops|adapters OUTDIR}
+mkdir -p "$out"
+L=${L:-128} WIDTH=${WIDTH:-32} DEPTH=${DEPTH:-2} STEPS=${STEPS:-600} BATCH=${BATCH:-16}
+LR=${LR:-1e-3} WARMUP=${WARMUP:-60} NTRAIN=${NTRAIN:-2000} SEED=${SEED:-1}
+BACKEND=${BACKEND:-}
+kk=${KERNELKIT:-}
+if [ -z "$kk" ]; then
+  kk="$out/kernelkit"
+  go build -o "$kk" ./cmd/kernelkit
+fi
+common=(--length "$L" --width "$WIDTH" --depth "$DEPTH" --batch "$BATCH" --lr "$LR" --warmup "$WARMUP"
+  --weight-decay 0.01 --n-train "$NTRAIN" --n-eval 200 --n-test 500 --seed "$SEED" --eval-every 100)
+[ -n "$BACKEND" ] && common+=(--backend "$BACKEND")
+case "$what" in
+listops)
+  for m in tnn ski-tnn fd-tnn performer transformer; do
+    echo "== $m"
+    /usr/bin/time -f "wall %e s" "$kk" train --task listops --model "$m" --steps "$STEPS" "${common[@]}" \
+      --ski-rank 32 --ski-filter 16 --features 32 --redraw 100 \
+      --plot "$out/listops-$m.png" --json > "$out/listops-$m.json"
+  done
+  ;;
+adapters)
+  echo "== pre-train transformer on listops"
+  "$kk" train --task listops --model transformer --steps "$STEPS" "${common[@]}" \
+    --checkpoint "$out/pretrained.ckpt" --json > "$out/pretrain.json"
+  echo "== fine-tune on recall without adapters (classifier only), then with adapters"
+  ft=(--task recall --pairs 4 --model transformer --steps "$STEPS" "${common[@]}" --init-from "$out/pretrained.ckpt" --freeze)
+  "$kk" train "${ft[@]}" --json > "$out/finetune-head.json"
+  "$kk" train "${ft[@]}" --adapter bottleneck --adapter-size $((WIDTH / 2)) --json > "$out/finetune-bottleneck.json"
+  "$kk" train "${ft[@]}" --adapter snnk --adapter-size 16 --json > "$out/finetune-snnk.json"
+  echo "== reference: full training on recall"
+  "$kk" train --task recall --pairs 4 --model transformer --steps "$STEPS" "${common[@]}" --json > "$out/recall-full.json"
+  ;;
+*)
+  echo "unknown replication $what" >&2
+  exit 1
+  ;;
+esac

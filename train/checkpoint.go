@@ -1,0 +1,272 @@
+package train
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/kernelkit/kernelkit/internal/atomicfile"
+	"github.com/kernelkit/kernelkit/internal/limits"
+	"github.com/kernelkit/kernelkit/nn"
+)
+
+// CheckpointFormat identifies checkpoint files.
+const CheckpointFormat = "kernelkit-train-checkpoint/1"
+
+// Checkpoint is the content of a checkpoint file: the model configuration,
+// the seed, the number of steps taken and every variable of the context
+// (weights, random features, optimizer moments, step counters), so that a
+// later run resumes exactly where this one stopped.
+type Checkpoint struct {
+	Format    string          `json:"format"`
+	Model     nn.ModelConfig  `json:"model"`
+	Seed      uint64          `json:"seed"`
+	Step      int64           `json:"step"`
+	Variables []SavedVariable `json:"variables"`
+}
+
+// SavedVariable is one variable: scope, name, dtype (float32, float64,
+// int32, int64 or uint64), dimensions and the values, little-endian, row-major.
+type SavedVariable struct {
+	Scope string `json:"scope"`
+	Name  string `json:"name"`
+	DType string `json:"dtype"`
+	Dims  []int  `json:"dims"`
+	Data  []byte `json:"data"`
+}
+
+var savedDTypes = map[string]dtypes.DType{
+	"float32": dtypes.Float32, "float64": dtypes.Float64, "int32": dtypes.Int32, "int64": dtypes.Int64, "uint64": dtypes.Uint64,
+}
+
+func encodeTensor(t *tensors.Tensor) (string, []byte, error) {
+	var name string
+	var out []byte
+	var err error
+	switch t.DType() {
+	case dtypes.Float32:
+		name = "float32"
+		err = tensors.ConstFlatData(t, func(f []float32) {
+			out = make([]byte, 4*len(f))
+			for i, v := range f {
+				binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
+			}
+		})
+	case dtypes.Float64:
+		name = "float64"
+		err = tensors.ConstFlatData(t, func(f []float64) {
+			out = make([]byte, 8*len(f))
+			for i, v := range f {
+				binary.LittleEndian.PutUint64(out[8*i:], math.Float64bits(v))
+			}
+		})
+	case dtypes.Int32:
+		name = "int32"
+		err = tensors.ConstFlatData(t, func(f []int32) {
+			out = make([]byte, 4*len(f))
+			for i, v := range f {
+				binary.LittleEndian.PutUint32(out[4*i:], uint32(v))
+			}
+		})
+	case dtypes.Int64:
+		name = "int64"
+		err = tensors.ConstFlatData(t, func(f []int64) {
+			out = make([]byte, 8*len(f))
+			for i, v := range f {
+				binary.LittleEndian.PutUint64(out[8*i:], uint64(v))
+			}
+		})
+	case dtypes.Uint64: // the random-number generator state
+		name = "uint64"
+		err = tensors.ConstFlatData(t, func(f []uint64) {
+			out = make([]byte, 8*len(f))
+			for i, v := range f {
+				binary.LittleEndian.PutUint64(out[8*i:], v)
+			}
+		})
+	default:
+		return "", nil, fmt.Errorf("train: cannot save a %s variable", t.DType())
+	}
+	return name, out, err
+}
+
+// Tensor decodes the variable, checking dtype, dimensions and size.
+func (s *SavedVariable) Tensor() (*tensors.Tensor, error) {
+	dt, ok := savedDTypes[s.DType]
+	if !ok {
+		return nil, fmt.Errorf("train: variable %s/%s has unknown dtype %q", s.Scope, s.Name, s.DType)
+	}
+	n := 1
+	for _, d := range s.Dims {
+		if err := limits.Dim("train: checkpoint variable dimension", d); err != nil {
+			return nil, err
+		}
+		var err error
+		if n, err = limits.Mul(n, d); err != nil || n > limits.MaxElements {
+			return nil, fmt.Errorf("train: variable %s/%s of dimensions %v is too large", s.Scope, s.Name, s.Dims)
+		}
+	}
+	size := dt.Size()
+	if len(s.Data) != n*size {
+		return nil, fmt.Errorf("train: variable %s/%s has %d bytes, want %d for %s%v", s.Scope, s.Name, len(s.Data), n*size, s.DType, s.Dims)
+	}
+	b := s.Data
+	switch dt {
+	case dtypes.Float32:
+		f := make([]float32, n)
+		for i := range f {
+			f[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+		return tensors.FromFlatDataAndDimensions(f, s.Dims...), nil
+	case dtypes.Float64:
+		f := make([]float64, n)
+		for i := range f {
+			f[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+		return tensors.FromFlatDataAndDimensions(f, s.Dims...), nil
+	case dtypes.Int32:
+		f := make([]int32, n)
+		for i := range f {
+			f[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+		return tensors.FromFlatDataAndDimensions(f, s.Dims...), nil
+	case dtypes.Int64:
+		f := make([]int64, n)
+		for i := range f {
+			f[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+		return tensors.FromFlatDataAndDimensions(f, s.Dims...), nil
+	default:
+		f := make([]uint64, n)
+		for i := range f {
+			f[i] = binary.LittleEndian.Uint64(b[8*i:])
+		}
+		return tensors.FromFlatDataAndDimensions(f, s.Dims...), nil
+	}
+}
+
+// snapshot collects the variables of ctx (the trainer's running metrics,
+// whose scopes are named afresh by every trainer, excluded).
+func snapshot(ctx *context.Context) ([]SavedVariable, error) {
+	var out []SavedVariable
+	for v := range ctx.IterVariables() {
+		if strings.HasPrefix(v.Scope(), "/metrics") {
+			continue
+		}
+		t, err := v.Value()
+		if err != nil {
+			return nil, fmt.Errorf("train: variable %s: %w", v.ScopeAndName(), err)
+		}
+		dt, data, err := encodeTensor(t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, SavedVariable{Scope: v.Scope(), Name: v.Name(), DType: dt, Dims: append([]int(nil), t.Shape().Dimensions...), Data: data})
+	}
+	return out, nil
+}
+
+// WriteCheckpoint writes ck to path atomically.
+func WriteCheckpoint(path string, ck *Checkpoint) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		if err := json.NewEncoder(bw).Encode(ck); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+}
+
+// ReadCheckpoint reads and validates a checkpoint file.
+func ReadCheckpoint(path string) (ck *Checkpoint, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	ck = &Checkpoint{}
+	if err := json.NewDecoder(bufio.NewReader(f)).Decode(ck); err != nil {
+		return nil, fmt.Errorf("train: checkpoint %s: %w", path, err)
+	}
+	if ck.Format != CheckpointFormat {
+		return nil, fmt.Errorf("train: %s is not a checkpoint of format %s (format %q)", path, CheckpointFormat, ck.Format)
+	}
+	ck.Model.Defaults()
+	if err := ck.Model.Validate(); err != nil {
+		return nil, fmt.Errorf("train: checkpoint %s: %w", path, err)
+	}
+	if ck.Step < 0 {
+		return nil, fmt.Errorf("train: checkpoint %s has a negative step count", path)
+	}
+	seen := map[string]bool{}
+	for i := range ck.Variables {
+		v := &ck.Variables[i]
+		key := v.Scope + "\x00" + v.Name
+		if seen[key] {
+			return nil, fmt.Errorf("train: checkpoint %s holds variable %s/%s twice", path, v.Scope, v.Name)
+		}
+		seen[key] = true
+		if _, err := v.Tensor(); err != nil {
+			return nil, fmt.Errorf("train: checkpoint %s: %w", path, err)
+		}
+	}
+	return ck, nil
+}
+
+// loader hands the variables of a checkpoint to a GoMLX context as it
+// creates them (context.Loader); keep selects the variables it offers.
+type loader struct {
+	vars map[string]*SavedVariable
+}
+
+func newLoader(ck *Checkpoint, keep func(scope, name string) bool) *loader {
+	l := &loader{vars: map[string]*SavedVariable{}}
+	for i := range ck.Variables {
+		v := &ck.Variables[i]
+		if keep == nil || keep(v.Scope, v.Name) {
+			l.vars[v.Scope+"\x00"+v.Name] = v
+		}
+	}
+	return l
+}
+
+// LoadVariable implements context.Loader.
+func (l *loader) LoadVariable(ctx *context.Context, scope, name string) (*tensors.Tensor, bool) {
+	key := scope + "\x00" + name
+	v, ok := l.vars[key]
+	if !ok {
+		return nil, false
+	}
+	delete(l.vars, key)
+	t, err := v.Tensor()
+	if err != nil { // validated by ReadCheckpoint
+		panic(err)
+	}
+	return t, true
+}
+
+// DeleteVariable implements context.Loader.
+func (l *loader) DeleteVariable(_ *context.Context, scope, name string) error {
+	delete(l.vars, scope+"\x00"+name)
+	return nil
+}
+
+// backbone selects the variables a fine-tuning run takes from a
+// pre-trained model: embeddings and blocks, adapters excluded; not the
+// classifier, the optimizer state or the step counters.
+func backbone(scope, _ string) bool {
+	return (strings.HasPrefix(scope, "/embed") || strings.HasPrefix(scope, "/block_")) && !strings.Contains(scope, "/adapter_")
+}

@@ -1,0 +1,83 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/kernelkit/kernelkit/report"
+	"github.com/kernelkit/kernelkit/tasks"
+)
+
+// FromSamples tokenises task samples (tasks.Tokenize: white space, the
+// parentheses of the LRA format dropped) into examples of the shared
+// vocabulary (tasks.Encode).
+func FromSamples(samples []tasks.Sample) ([]Example, error) {
+	out := make([]Example, len(samples))
+	for i, s := range samples {
+		ids, err := tasks.Encode(tasks.Tokenize(s.Source))
+		if err != nil {
+			return nil, fmt.Errorf("train: sample %d: %w", i, err)
+		}
+		if len(ids) == 0 {
+			return nil, fmt.Errorf("train: sample %d is empty", i)
+		}
+		out[i] = Example{Tokens: ids, Label: s.Target}
+	}
+	return out, nil
+}
+
+// Truncated counts the examples longer than length (the trainer cuts them,
+// as the LRA input pipeline does).
+func Truncated(exs []Example, length int) int {
+	n := 0
+	for _, e := range exs {
+		if len(e.Tokens) > length {
+			n++
+		}
+	}
+	return n
+}
+
+// Curve is one run's training curve for a plot.
+type Curve struct {
+	Name string
+	Res  *Result
+}
+
+// SavePlot writes the training loss (a moving average over window steps)
+// and the evaluation accuracy of each run against the step, as two plots:
+// path (loss) and, when any run was evaluated more than once, accPath
+// (accuracy; empty: none).
+func SavePlot(path, accPath, title string, curves []Curve, window int) error {
+	window = max(window, 1)
+	loss := report.Plot{Title: title + ": training loss", XLabel: "step", YLabel: fmt.Sprintf("cross-entropy (mean of %d steps)", window)}
+	acc := report.Plot{Title: title + ": evaluation accuracy", XLabel: "step", YLabel: "accuracy", LegendLeft: true}
+	for _, c := range curves {
+		var xs, ys []float64
+		var sum float64
+		for i, l := range c.Res.Loss {
+			sum += l
+			if i >= window {
+				sum -= c.Res.Loss[i-window]
+			}
+			if i+1 >= window {
+				xs = append(xs, float64(c.Res.StartStep+i+1))
+				ys = append(ys, sum/float64(window))
+			}
+		}
+		loss.Series = append(loss.Series, report.Series{Name: c.Name, X: xs, Y: ys})
+		if len(c.Res.EvalStep) > 0 {
+			var ex []float64
+			for _, s := range c.Res.EvalStep {
+				ex = append(ex, float64(s))
+			}
+			acc.Series = append(acc.Series, report.Series{Name: c.Name, X: ex, Y: c.Res.EvalAccuracy, Points: true})
+		}
+	}
+	if err := loss.Save(path); err != nil {
+		return err
+	}
+	if accPath != "" && len(acc.Series) > 0 {
+		return acc.Save(accPath)
+	}
+	return nil
+}

@@ -1,0 +1,31 @@
+// Package train trains kernelkit's sequence classifiers (package nn) with
+// GoMLX and reports the replications of the SKI-TNN and SNNK papers'
+// training results.
+//
+// Optimisation: AdamW (GoMLX's Adam with decoupled weight decay, applied to
+// every trainable variable) at the learning rate
+//
+//	lr(s) = lr·(s+1)/w                              s < w (warm-up)
+//	lr(s) = lr·½(1 + cos(π·(s − w)/(S − w)))        w ≤ s < S (cosine)
+//
+// for step s of S with w warm-up steps (Schedule, ScheduleAt), the shape of
+// the TNN authors' LRA configuration (1000 warm-up steps, cosine decay),
+// softmax cross-entropy, mini-batches from an epoch-wise seeded shuffle.
+//
+// Reproducibility: the seed fixes the initialisation, the random features
+// (FAVOR+ projections, redrawn every Redraw steps from the seed and the
+// redraw count; SNNK towers) and the batch order; the backend executes the
+// ops of a graph one after another (nn.DefaultBackend), so the same seed
+// gives the same losses and weights bit for bit.
+//
+// Checkpoints hold every variable (weights, random features, Adam moments,
+// step counters, generator state) with the model configuration and seed;
+// a run given an existing checkpoint resumes at its step and replays the
+// same batch order, so stopping and resuming gives the run that did not
+// stop (tested bit for bit). Fine-tuning (InitFrom) takes the embeddings
+// and blocks of a pre-trained checkpoint; with FreezeBackbone only the
+// adapters and the classifier train.
+//
+// Data: Job generates a task (package tasks: ListOps, associative recall)
+// or reads LRA TSV files, trains, evaluates and reports (JobReport).
+package train

@@ -1,0 +1,543 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	gctx "github.com/gomlx/gomlx/pkg/ml/context"
+	gtrain "github.com/gomlx/gomlx/pkg/ml/train"
+	"github.com/gomlx/gomlx/pkg/ml/train/losses"
+	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
+
+	"github.com/kernelkit/kernelkit/internal/limits"
+	"github.com/kernelkit/kernelkit/internal/rng"
+	"github.com/kernelkit/kernelkit/nn"
+)
+
+// Example is one sequence: token ids (0 is padding) and a class label.
+type Example struct {
+	Tokens []int32
+	Label  int
+}
+
+// Config describes a training run.
+type Config struct {
+	Model nn.ModelConfig
+	// Steps is the total number of optimiser steps (a resumed run continues
+	// up to it); Batch the mini-batch size.
+	Steps, Batch int
+	// LR is the peak learning rate of AdamW, reached linearly after Warmup
+	// steps and decayed to zero by a cosine over the remaining steps;
+	// WeightDecay is AdamW's decoupled weight decay (applied to every
+	// trainable variable).
+	LR, WeightDecay float64
+	Warmup          int
+	// Seed seeds the initialisation, the random features and the order of
+	// the mini-batches.
+	Seed uint64
+	// Redraw redraws the FAVOR+ projections every Redraw steps (0: never).
+	Redraw int
+	// EvalEvery evaluates on the evaluation set every EvalEvery steps (0:
+	// only at the end).
+	EvalEvery int
+	// Backend is the GoMLX backend configuration (empty: nn.DefaultBackend).
+	Backend string
+	// Checkpoint, if set, is the checkpoint file: a run resumes from it
+	// when it exists and writes it every CheckpointEvery steps (0: only at
+	// the end) and at the end.
+	Checkpoint      string
+	CheckpointEvery int
+	// InitFrom, if set, is a checkpoint of a pre-trained model whose
+	// embeddings and blocks initialise this one (fine-tuning; the
+	// classifier and adapters start fresh). A run that resumes from
+	// Checkpoint ignores it (the checkpoint already holds those weights).
+	InitFrom string
+	// Progress, if set, is called after every step.
+	Progress func(Progress)
+}
+
+// Progress reports a finished step.
+type Progress struct {
+	Step, Steps int
+	Loss        float64
+}
+
+// Result reports a training run.
+type Result struct {
+	// StartStep is the step the run started from (non-zero when resumed).
+	StartStep int `json:"start_step"`
+	Steps     int `json:"steps"`
+	// Loss holds the mini-batch loss of every step run.
+	Loss []float64 `json:"loss"`
+	// EvalStep, EvalAccuracy and EvalLoss are the evaluations.
+	EvalStep     []int     `json:"eval_step"`
+	EvalAccuracy []float64 `json:"eval_accuracy"`
+	EvalLoss     []float64 `json:"eval_loss"`
+	// Seconds is the training time (evaluations excluded); StepsPerSecond
+	// the rate after the first step (which compiles the graph).
+	Seconds        float64 `json:"seconds"`
+	StepsPerSecond float64 `json:"steps_per_second"`
+	// TrainableParams counts the trainable parameters, ModelParams every
+	// parameter of the model (random features excluded).
+	TrainableParams int    `json:"trainable_params"`
+	ModelParams     int    `json:"model_params"`
+	Backend         string `json:"backend"`
+}
+
+// Trainer trains one model.
+type Trainer struct {
+	cfg     Config
+	be      backends.Backend
+	ctx     *gctx.Context
+	tr      *gtrain.Trainer
+	logits  *gctx.Exec
+	step    int
+	redraws int
+}
+
+// checkConfig validates cfg (after the model defaults).
+func checkConfig(cfg *Config) error {
+	cfg.Model.Defaults()
+	if err := cfg.Model.Validate(); err != nil {
+		return err
+	}
+	if cfg.Steps < 0 || cfg.Batch <= 0 || cfg.Warmup < 0 || cfg.Redraw < 0 || cfg.EvalEvery < 0 || cfg.CheckpointEvery < 0 {
+		return fmt.Errorf("train: need steps ≥ 0, batch > 0 and non-negative warm-up, redraw, eval and checkpoint intervals")
+	}
+	if err := limits.Dim("train: batch", cfg.Batch); err != nil {
+		return err
+	}
+	if _, err := limits.Matrix("train: batch of tokens", cfg.Batch, cfg.Model.Length); err != nil {
+		return err
+	}
+	if !(cfg.LR > 0) || math.IsInf(cfg.LR, 0) || !(cfg.WeightDecay >= 0) || math.IsInf(cfg.WeightDecay, 0) {
+		return fmt.Errorf("train: need a positive finite learning rate and a non-negative weight decay, got %v and %v", cfg.LR, cfg.WeightDecay)
+	}
+	return nil
+}
+
+// New prepares a trainer: the backend, the context (resumed from
+// cfg.Checkpoint if that file exists, or initialised from cfg.InitFrom)
+// and the random features.
+func New(cfg Config) (*Trainer, error) {
+	if err := checkConfig(&cfg); err != nil {
+		return nil, err
+	}
+	be, err := nn.Backend(cfg.Backend)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Model.FFT = nn.HasFFT(be)
+	t := &Trainer{cfg: cfg, be: be, ctx: gctx.New()}
+	t.ctx.SetParam(gctx.ParamInitialSeed, int64(cfg.Seed>>1))
+	resumed := false
+	if cfg.Checkpoint != "" {
+		ck, err := ReadCheckpoint(cfg.Checkpoint)
+		switch {
+		case err == nil:
+			if err := sameModel(ck, &cfg); err != nil {
+				return nil, err
+			}
+			t.ctx.SetLoader(newLoader(ck, nil))
+			// Load every variable now, so that the next checkpoint holds
+			// them all (the generator state too, which training never
+			// reads); only the model's own variables may be trainable.
+			for _, v := range ck.Variables {
+				if lv := t.ctx.GetVariableByScopeAndName(v.Scope, v.Name); lv != nil && !isModelScope(v.Scope) {
+					lv.SetTrainable(false)
+				}
+			}
+			t.step = int(ck.Step)
+			resumed = true
+		case errors.Is(err, os.ErrNotExist):
+		default:
+			return nil, err
+		}
+	}
+	if !resumed && cfg.InitFrom != "" {
+		ck, err := ReadCheckpoint(cfg.InitFrom)
+		if err != nil {
+			return nil, err
+		}
+		pre := ck.Model
+		pre.Adapter, pre.AdapterSize, pre.AdapterSeed, pre.FreezeBackbone, pre.Classes = cfg.Model.Adapter, cfg.Model.AdapterSize, cfg.Model.AdapterSeed, cfg.Model.FreezeBackbone, cfg.Model.Classes
+		pre.FFT = cfg.Model.FFT
+		if pre != cfg.Model {
+			return nil, fmt.Errorf("train: %s holds a %s model of width %d, depth %d, length %d; this run builds a %s model of width %d, depth %d, length %d",
+				cfg.InitFrom, ck.Model.Kind, ck.Model.Width, ck.Model.Depth, ck.Model.Length, cfg.Model.Kind, cfg.Model.Width, cfg.Model.Depth, cfg.Model.Length)
+		}
+		t.ctx.SetLoader(newLoader(ck, backbone))
+	}
+	if !resumed { // a resumed run loads the generator state
+		if err := t.ctx.SetRNGStateFromSeed(int64(cfg.Seed >> 1)); err != nil {
+			return nil, err
+		}
+	}
+	if t.step > cfg.Steps {
+		return nil, fmt.Errorf("train: the checkpoint has %d steps, more than the %d asked for", t.step, cfg.Steps)
+	}
+	if cfg.Redraw > 0 {
+		t.redraws = t.step / cfg.Redraw
+	}
+	fixed, err := cfg.Model.FixedVariables(cfg.Seed, t.redraws)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fixed {
+		// A value from the checkpoint (loader) takes precedence.
+		t.ctx.InAbsPath(f.Scope).Checked(false).VariableWithValue(f.Name, f.Value).SetTrainable(false)
+	}
+	opt := optimizers.Adam().WeightDecay(cfg.WeightDecay).Done()
+	t.tr = gtrain.NewTrainer(be, t.ctx, t.model, losses.SparseCategoricalCrossEntropyLogits, opt, nil, nil)
+	t.logits, err = gctx.NewExec(be, t.ctx.Reuse(), func(ctx *gctx.Context, tokens *Node) *Node {
+		return t.cfg.Model.Logits(ctx, tokens)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// sameModel checks that a checkpoint to resume from matches the run.
+func sameModel(ck *Checkpoint, cfg *Config) error {
+	m := ck.Model
+	m.FFT = cfg.Model.FFT
+	if m != cfg.Model || ck.Seed != cfg.Seed {
+		return fmt.Errorf("train: checkpoint %s was written by a different model or seed (%s, width %d, depth %d, length %d, seed %d); delete it or change --checkpoint",
+			cfg.Checkpoint, ck.Model.Kind, ck.Model.Width, ck.Model.Depth, ck.Model.Length, ck.Seed)
+	}
+	return nil
+}
+
+// model is the GoMLX model function: the learning-rate schedule (when
+// training) and the logits.
+func (t *Trainer) model(ctx *gctx.Context, _ any, inputs []*Node) []*Node {
+	g := inputs[0].Graph()
+	if ctx.IsTraining(g) {
+		step := ConvertDType(optimizers.GetGlobalStepVar(ctx).ValueGraph(g), dtypes.Float32)
+		lr := Schedule(step, t.cfg.LR, t.cfg.Warmup, t.cfg.Steps)
+		optimizers.LearningRateVar(ctx, dtypes.Float32, t.cfg.LR).SetValueGraph(lr)
+	}
+	return []*Node{t.cfg.Model.Logits(ctx, inputs[0])}
+}
+
+// Schedule returns the learning rate at step s (0-based, the number of
+// steps taken): linear warm-up lr·(s+1)/warmup for s < warmup, then a
+// cosine from lr to 0 over the remaining steps, lr·½(1 + cos(π(s −
+// warmup)/(total − warmup))).
+func Schedule(s *Node, lr float64, warmup, total int) *Node {
+	g := s.Graph()
+	dt := s.DType()
+	warm := MulScalar(AddScalar(s, 1), lr/float64(max(warmup, 1)))
+	span := float64(max(total-warmup, 1))
+	frac := ClipScalar(DivScalar(AddScalar(s, -float64(warmup)), span), 0, 1)
+	cos := MulScalar(AddScalar(Cos(MulScalar(frac, math.Pi)), 1), lr/2)
+	if warmup == 0 {
+		return cos
+	}
+	return Where(LessThan(s, Scalar(g, dt, float64(warmup))), warm, cos)
+}
+
+// ScheduleAt is Schedule on the host, for reports and tests.
+func ScheduleAt(s int, lr float64, warmup, total int) float64 {
+	if s < warmup {
+		return lr * float64(s+1) / float64(max(warmup, 1))
+	}
+	frac := math.Min(1, math.Max(0, float64(s-warmup)/float64(max(total-warmup, 1))))
+	return lr / 2 * (1 + math.Cos(math.Pi*frac))
+}
+
+// Step returns the number of steps taken.
+func (t *Trainer) Step() int { return t.step }
+
+// batchTensor packs examples into a token tensor (B×Length, truncated or
+// padded with 0) and a label tensor (B×1).
+func (t *Trainer) batchTensor(exs []Example, idx []int) (*tensors.Tensor, *tensors.Tensor) {
+	l := t.cfg.Model.Length
+	tok := make([]int32, len(idx)*l)
+	lab := make([]int32, len(idx))
+	for i, j := range idx {
+		if j < 0 {
+			continue // padding row
+		}
+		copy(tok[i*l:(i+1)*l], exs[j].Tokens)
+		lab[i] = int32(exs[j].Label)
+	}
+	return tensors.FromFlatDataAndDimensions(tok, len(idx), l), tensors.FromFlatDataAndDimensions(lab, len(idx), 1)
+}
+
+func (t *Trainer) checkExamples(exs []Example, what string) error {
+	if len(exs) == 0 {
+		return fmt.Errorf("train: empty %s set", what)
+	}
+	for i, e := range exs {
+		if e.Label < 0 || e.Label >= t.cfg.Model.Classes {
+			return fmt.Errorf("train: %s example %d has label %d, outside [0, %d)", what, i, e.Label, t.cfg.Model.Classes)
+		}
+		for _, tok := range e.Tokens {
+			if tok < 0 || int(tok) >= t.cfg.Model.Vocab {
+				return fmt.Errorf("train: %s example %d has token %d, outside the vocabulary of %d", what, i, tok, t.cfg.Model.Vocab)
+			}
+		}
+	}
+	return nil
+}
+
+// stream yields the mini-batches of an epoch-wise seeded shuffle: a new
+// permutation of the examples per epoch (the rows left over when the set
+// is not a multiple of the batch are skipped that epoch).
+type stream struct {
+	n, batch int
+	rnd      *rand.Rand
+	perm     []int
+	next     int
+}
+
+func newStream(n, batch int, seed uint64) *stream {
+	s := &stream{n: n, batch: min(batch, n), rnd: rng.NewStream(seed, 0x64617461), perm: make([]int, n)}
+	s.reset()
+	return s
+}
+
+func (s *stream) reset() {
+	for i := range s.perm {
+		s.perm[i] = i
+	}
+	s.rnd.Shuffle(len(s.perm), func(i, j int) { s.perm[i], s.perm[j] = s.perm[j], s.perm[i] })
+	s.next = 0
+}
+
+// indices returns the next batch (batch indices; when the set is smaller
+// than the batch, rows repeat the set).
+func (s *stream) indices(batch int) []int {
+	if s.next+s.batch > s.n {
+		s.reset()
+	}
+	idx := make([]int, batch)
+	for i := range idx {
+		idx[i] = s.perm[s.next+i%s.batch]
+	}
+	s.next += s.batch
+	return idx
+}
+
+// Fit trains up to cfg.Steps steps on trainSet, evaluating on evalSet (nil:
+// no evaluation), writing checkpoints as configured. When ctx is cancelled
+// it stops after the current step, writes the checkpoint (if configured)
+// and returns the context's error.
+func (t *Trainer) Fit(ctx context.Context, trainSet, evalSet []Example) (*Result, error) {
+	if err := t.checkExamples(trainSet, "training"); err != nil {
+		return nil, err
+	}
+	if evalSet != nil {
+		if err := t.checkExamples(evalSet, "evaluation"); err != nil {
+			return nil, err
+		}
+	}
+	cfg := t.cfg
+	res := &Result{StartStep: t.step, Backend: t.be.Name()}
+	st := newStream(len(trainSet), cfg.Batch, cfg.Seed)
+	for i := 0; i < t.step; i++ { // resume: the same batches as a straight run
+		st.indices(cfg.Batch)
+	}
+	var steady time.Duration
+	for t.step < cfg.Steps {
+		if err := ctx.Err(); err != nil {
+			if cfg.Checkpoint != "" {
+				if serr := t.Save(cfg.Checkpoint); serr != nil {
+					return nil, errors.Join(err, serr)
+				}
+			}
+			return nil, err
+		}
+		if cfg.Redraw > 0 && t.step > 0 && t.step%cfg.Redraw == 0 && t.step/cfg.Redraw != t.redraws {
+			if err := t.redraw(t.step / cfg.Redraw); err != nil {
+				return nil, err
+			}
+		}
+		tok, lab := t.batchTensor(trainSet, st.indices(cfg.Batch))
+		t0 := time.Now()
+		m, err := t.tr.TrainStep(nil, []*tensors.Tensor{tok}, []*tensors.Tensor{lab})
+		if err != nil {
+			return nil, fmt.Errorf("train: step %d: %w", t.step+1, err)
+		}
+		loss := float64(tensors.ToScalar[float32](m[0]))
+		el := time.Since(t0)
+		res.Seconds += el.Seconds()
+		if len(res.Loss) > 0 {
+			steady += el
+		}
+		t.step++
+		res.Loss = append(res.Loss, loss)
+		if math.IsNaN(loss) || math.IsInf(loss, 0) {
+			return nil, fmt.Errorf("train: the loss diverged at step %d (lower the learning rate)", t.step)
+		}
+		if cfg.Progress != nil {
+			cfg.Progress(Progress{Step: t.step, Steps: cfg.Steps, Loss: loss})
+		}
+		if evalSet != nil && cfg.EvalEvery > 0 && t.step%cfg.EvalEvery == 0 && t.step < cfg.Steps {
+			if err := t.evalInto(res, evalSet); err != nil {
+				return nil, err
+			}
+		}
+		if cfg.Checkpoint != "" && cfg.CheckpointEvery > 0 && t.step%cfg.CheckpointEvery == 0 && t.step < cfg.Steps {
+			if err := t.Save(cfg.Checkpoint); err != nil {
+				return nil, err
+			}
+		}
+	}
+	res.Steps = t.step
+	if n := len(res.Loss) - 1; n > 0 && steady > 0 {
+		res.StepsPerSecond = float64(n) / steady.Seconds()
+	}
+	if evalSet != nil {
+		if err := t.evalInto(res, evalSet); err != nil {
+			return nil, err
+		}
+	}
+	res.TrainableParams, res.ModelParams = t.Params()
+	if cfg.Checkpoint != "" {
+		if err := t.Save(cfg.Checkpoint); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (t *Trainer) evalInto(res *Result, set []Example) error {
+	acc, loss, err := t.Evaluate(set)
+	if err != nil {
+		return err
+	}
+	res.EvalStep = append(res.EvalStep, t.step)
+	res.EvalAccuracy = append(res.EvalAccuracy, acc)
+	res.EvalLoss = append(res.EvalLoss, loss)
+	return nil
+}
+
+// redraw sets the FAVOR+ projections to their draw number k.
+func (t *Trainer) redraw(k int) error {
+	fixed, err := t.cfg.Model.FixedVariables(t.cfg.Seed, k)
+	if err != nil {
+		return err
+	}
+	for _, f := range fixed {
+		if f.Name != "omega" {
+			continue
+		}
+		v := t.ctx.GetVariableByScopeAndName(f.Scope, f.Name)
+		if v == nil {
+			return fmt.Errorf("train: no variable %s/%s to redraw", f.Scope, f.Name)
+		}
+		if err := v.SetValue(f.Value); err != nil {
+			return err
+		}
+	}
+	t.redraws = k
+	return nil
+}
+
+// Predict returns the logits (len(set)×Classes) of the examples.
+func (t *Trainer) Predict(set []Example) ([][]float64, error) {
+	b := t.cfg.Batch
+	out := make([][]float64, 0, len(set))
+	for lo := 0; lo < len(set); lo += b {
+		idx := make([]int, b)
+		for i := range idx {
+			idx[i] = -1
+			if lo+i < len(set) {
+				idx[i] = lo + i
+			}
+		}
+		tok, _ := t.batchTensor(set, idx)
+		r, err := t.logits.Exec(tok)
+		if err != nil {
+			return nil, fmt.Errorf("train: evaluation: %w", err)
+		}
+		flat := tensors.MustCopyFlatData[float32](r[0])
+		c := t.cfg.Model.Classes
+		for i := 0; i < b && lo+i < len(set); i++ {
+			row := make([]float64, c)
+			for j := range row {
+				row[j] = float64(flat[i*c+j])
+			}
+			out = append(out, row)
+		}
+	}
+	return out, nil
+}
+
+// Evaluate returns the accuracy and mean cross-entropy on the examples.
+func (t *Trainer) Evaluate(set []Example) (acc, loss float64, err error) {
+	if err := t.checkExamples(set, "evaluation"); err != nil {
+		return 0, 0, err
+	}
+	logits, err := t.Predict(set)
+	if err != nil {
+		return 0, 0, err
+	}
+	correct := 0
+	for i, row := range logits {
+		best := 0
+		mx := math.Inf(-1)
+		for j, v := range row {
+			if v > row[best] {
+				best = j
+			}
+			mx = math.Max(mx, v)
+		}
+		var s float64
+		for _, v := range row {
+			s += math.Exp(v - mx)
+		}
+		loss += mx + math.Log(s) - row[set[i].Label]
+		if best == set[i].Label {
+			correct++
+		}
+	}
+	n := float64(len(set))
+	return float64(correct) / n, loss / n, nil
+}
+
+// Params returns the numbers of trainable parameters and of model
+// parameters (embeddings, blocks, adapters and classifier; random
+// features and optimiser state excluded). Variables exist once the model
+// has been built (after the first step or evaluation).
+func (t *Trainer) Params() (trainable, model int) {
+	for v := range t.ctx.IterVariables() {
+		if !isModelScope(v.Scope()) || v.Name() == "omega" || v.Name() == "tower" {
+			continue
+		}
+		model += v.Shape().Size()
+		if v.Trainable {
+			trainable += v.Shape().Size()
+		}
+	}
+	return trainable, model
+}
+
+// isModelScope reports whether a scope holds model variables (not
+// optimiser state, step counters or the generator state).
+func isModelScope(sc string) bool {
+	return strings.HasPrefix(sc, "/embed") || strings.HasPrefix(sc, "/block_") || strings.HasPrefix(sc, "/head")
+}
+
+// Save writes a checkpoint of the current state.
+func (t *Trainer) Save(path string) error {
+	vars, err := snapshot(t.ctx)
+	if err != nil {
+		return err
+	}
+	m := t.cfg.Model
+	return WriteCheckpoint(path, &Checkpoint{Format: CheckpointFormat, Model: m, Seed: t.cfg.Seed, Step: int64(t.step), Variables: vars})
+}

@@ -1,0 +1,313 @@
+package train
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/tasks"
+)
+
+// toyData returns short ListOps sequences (length ≤ 15) as examples.
+func toyData(t testing.TB, n int, seed uint64) []Example {
+	t.Helper()
+	c := tasks.DefaultListOps()
+	c.MinLength, c.MaxLength = 2, 16
+	s, err := tasks.GenerateListOps(c, n, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exs, err := FromSamples(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exs
+}
+
+func toyConfig(kind string) Config {
+	return Config{
+		Model: nn.ModelConfig{Kind: kind, Vocab: tasks.VocabSize, Classes: tasks.Classes, Length: 16, Width: 16, Depth: 1,
+			Heads: 2, Hidden: 16, RPEHidden: 8, SKIRank: 5, SKIFilter: 3, SKIGrid: 9, Features: 8, Chunk: 8},
+		Steps: 24, Batch: 16, LR: 3e-3, WeightDecay: 0.01, Warmup: 2, Seed: 1,
+	}
+}
+
+// TestShortRunLowersLoss trains every model kind for a few steps and
+// checks that the mean loss of the last steps is below that of the first
+// (at the start the loss is about ln 10 = 2.30; learning the class
+// frequencies alone lowers it).
+func TestShortRunLowersLoss(t *testing.T) {
+	data := toyData(t, 64, 1)
+	start := time.Now()
+	for _, kind := range nn.Kinds {
+		tr, err := New(toyConfig(kind))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := tr.Fit(context.Background(), data, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		first := mean(res.Loss[:4])
+		last := mean(res.Loss[len(res.Loss)-4:])
+		if !(last < first-0.1) {
+			t.Errorf("%s: loss %.3f over the first 4 steps, %.3f over the last 4: no decrease", kind, first, last)
+		}
+		if math.Abs(first-math.Log(10)) > 0.5 {
+			t.Errorf("%s: initial loss %.3f far from ln 10", kind, first)
+		}
+		t.Logf("%s: loss %.3f → %.3f, %.1f steps/s, %d parameters", kind, first, last, res.StepsPerSecond, res.TrainableParams)
+	}
+	t.Logf("all kinds: %v", time.Since(start))
+}
+
+// TestCausalKinds runs two steps of every causal model kind (ski-tnn has
+// none) and checks the losses are finite and near ln 10 at the start.
+func TestCausalKinds(t *testing.T) {
+	data := toyData(t, 32, 4)
+	for _, kind := range []string{nn.KindTNN, nn.KindFDTNN, nn.KindPerformer, nn.KindTransformer} {
+		cfg := toyConfig(kind)
+		cfg.Model.Causal, cfg.Steps = true, 2
+		tr, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := tr.Fit(context.Background(), data, nil)
+		if err != nil {
+			t.Fatalf("causal %s: %v", kind, err)
+		}
+		if l := res.Loss[0]; math.IsNaN(l) || math.Abs(l-math.Log(10)) > 1 {
+			t.Errorf("causal %s: first loss %v", kind, l)
+		}
+	}
+}
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// TestCheckpointResume checks that a run stopped at step 3 and resumed
+// from its checkpoint gives the same losses and the same final variables,
+// bit for bit, as a straight run of 6 steps (FAVOR+ redraw every 2 steps
+// included), and that the same seed gives the same run.
+func TestCheckpointResume(t *testing.T) {
+	data := toyData(t, 40, 2)
+	dir := t.TempDir()
+	cfg := toyConfig(nn.KindPerformer)
+	cfg.Steps, cfg.Redraw = 6, 2
+	cfg.Checkpoint = filepath.Join(dir, "straight.ckpt")
+	tr, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	straight, err := tr.Fit(context.Background(), data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Checkpoint = filepath.Join(dir, "resumed.ckpt")
+	cfg.Steps = 3
+	tr, err = New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := tr.Fit(context.Background(), data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Steps = 6
+	tr, err = New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Step() != 3 {
+		t.Fatalf("resumed at step %d, want 3", tr.Step())
+	}
+	second, err := tr.Fit(context.Background(), data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := append(append([]float64(nil), first.Loss...), second.Loss...)
+	for i := range straight.Loss {
+		if got[i] != straight.Loss[i] {
+			t.Fatalf("loss of step %d: straight %v, resumed %v", i+1, straight.Loss[i], got[i])
+		}
+	}
+	a, err := ReadCheckpoint(filepath.Join(dir, "straight.ckpt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ReadCheckpoint(filepath.Join(dir, "resumed.ckpt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Step != 6 || b.Step != 6 || len(a.Variables) != len(b.Variables) || len(a.Variables) == 0 {
+		t.Fatalf("checkpoints: steps %d, %d; %d and %d variables", a.Step, b.Step, len(a.Variables), len(b.Variables))
+	}
+	bv := map[string]SavedVariable{}
+	for _, v := range b.Variables {
+		bv[v.Scope+"/"+v.Name] = v
+	}
+	for _, v := range a.Variables {
+		w, ok := bv[v.Scope+"/"+v.Name]
+		if !ok || !bytes.Equal(v.Data, w.Data) {
+			t.Errorf("variable %s/%s differs between the straight and the resumed run", v.Scope, v.Name)
+		}
+	}
+	// The FAVOR+ projection was redrawn at steps 2 and 4: it holds draw 2.
+	for k, wantEqual := range map[int]bool{0: false, 2: true} {
+		fixed, err := cfg.Model.FixedVariables(cfg.Seed, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, wantData, err := encodeTensor(fixed[0].Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := bv[fixed[0].Scope+"/"+fixed[0].Name]
+		if bytes.Equal(v.Data, wantData) != wantEqual {
+			t.Errorf("%s/%s after 6 steps with redraw every 2: equal to draw %d is %v, want %v", fixed[0].Scope, fixed[0].Name, k, !wantEqual, wantEqual)
+		}
+	}
+	// A checkpoint of another model is refused.
+	other := cfg
+	other.Model.Width = 8
+	if _, err := New(other); err == nil {
+		t.Error("resumed from a checkpoint of a different model")
+	}
+}
+
+// TestFineTuneFreezesBackbone pre-trains, then fine-tunes with adapters:
+// only adapters and classifier are trainable, the backbone's weights do not
+// change, and the SNNK adapter (gate at zero) leaves the pre-trained
+// model's features unchanged at the start.
+func TestFineTuneFreezesBackbone(t *testing.T) {
+	data := toyData(t, 40, 3)
+	dir := t.TempDir()
+	pre := toyConfig(nn.KindTransformer)
+	pre.Steps, pre.Checkpoint = 3, filepath.Join(dir, "pre.ckpt")
+	tr, err := New(pre)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Fit(context.Background(), data, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, ad := range []string{nn.AdapterSNNK, nn.AdapterBottleneck} {
+		ft := toyConfig(nn.KindTransformer)
+		ft.Steps, ft.InitFrom, ft.Seed = 3, pre.Checkpoint, 9
+		ft.Model.Adapter, ft.Model.AdapterSize, ft.Model.FreezeBackbone = ad, 4, true
+		ft.Checkpoint = filepath.Join(dir, ad+".ckpt")
+		tr, err := New(ft)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.Fit(context.Background(), data, nil); err != nil {
+			t.Fatal(err)
+		}
+		trainable, total := tr.Params()
+		w, d, c := ft.Model.Width, ft.Model.Depth, ft.Model.Classes
+		want := w*c + c // classifier
+		if ad == nn.AdapterSNNK {
+			want += 2 * d * (4*w + w) // A (m×d) and v (d) per adapter, two per block
+		} else {
+			want += 2 * d * (2*4*w + 4 + w)
+		}
+		if trainable != want {
+			t.Errorf("%s: %d trainable parameters, want %d (of %d)", ad, trainable, want, total)
+		}
+		a, err := ReadCheckpoint(pre.Checkpoint)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := ReadCheckpoint(ft.Checkpoint)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bv := map[string]SavedVariable{}
+		for _, v := range b.Variables {
+			bv[v.Scope+"/"+v.Name] = v
+		}
+		n := 0
+		for _, v := range a.Variables {
+			if !backbone(v.Scope, v.Name) {
+				continue
+			}
+			n++
+			if w, ok := bv[v.Scope+"/"+v.Name]; !ok || !bytes.Equal(v.Data, w.Data) {
+				t.Errorf("%s: backbone variable %s/%s changed in fine-tuning", ad, v.Scope, v.Name)
+			}
+		}
+		if n == 0 {
+			t.Error("no backbone variables compared")
+		}
+	}
+}
+
+func TestSchedule(t *testing.T) {
+	const lr, warm, total = 1e-3, 4, 20
+	b, err := nn.Backend("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []float32{0, 1, 3, 4, 5, 10, 19, 20, 25}
+	exec, err := NewExec(b, func(s *Node) *Node { return Schedule(s, lr, warm, total) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Exec(tensors.FromValue(steps))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := tensors.MustCopyFlatData[float32](out[0])
+	for i, s := range steps {
+		want := ScheduleAt(int(s), lr, warm, total)
+		if math.Abs(float64(got[i])-want) > 1e-9 {
+			t.Errorf("schedule(%v) = %v, want %v", s, got[i], want)
+		}
+	}
+	if ScheduleAt(3, lr, warm, total) != lr || ScheduleAt(4, lr, warm, total) != lr || ScheduleAt(20, lr, warm, total) != 0 {
+		t.Error("schedule: peak at the end of warm-up, zero at the end")
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for name, mod := range map[string]func(*Config){
+		"kind":          func(c *Config) { c.Model.Kind = "rnn" },
+		"batch":         func(c *Config) { c.Batch = 0 },
+		"lr":            func(c *Config) { c.LR = math.NaN() },
+		"ski causal":    func(c *Config) { c.Model.Kind, c.Model.Causal = nn.KindSKITNN, true },
+		"heads":         func(c *Config) { c.Model.Kind, c.Model.Heads = nn.KindTransformer, 3 },
+		"adapter":       func(c *Config) { c.Model.Adapter = "lora" },
+		"missing init":  func(c *Config) { c.InitFrom = "/nonexistent/ckpt" },
+		"huge length":   func(c *Config) { c.Model.Length = 1 << 20 },
+		"grid even":     func(c *Config) { c.Model.Kind, c.Model.SKIGrid = nn.KindSKITNN, 8 },
+		"negative step": func(c *Config) { c.Steps = -1 },
+	} {
+		cfg := toyConfig(nn.KindTNN)
+		mod(&cfg)
+		if _, err := New(cfg); err == nil {
+			t.Errorf("%s: New accepted a bad configuration", name)
+		}
+	}
+	tr, err := New(toyConfig(nn.KindTNN))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Fit(context.Background(), []Example{{Tokens: []int32{1, 2}, Label: 10}}, nil); err == nil {
+		t.Error("Fit accepted a label outside the classes")
+	}
+	if _, err := tr.Fit(context.Background(), []Example{{Tokens: []int32{1, 99}, Label: 1}}, nil); err == nil {
+		t.Error("Fit accepted a token outside the vocabulary")
+	}
+}
