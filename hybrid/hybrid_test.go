@@ -126,15 +126,20 @@ func TestZeroVariance(t *testing.T) {
 	a := []complex128{1 + 0.5i, 0.2, -0.3i, 0.1i, 0.8 - 0.2i, 0.3, 0.2, -0.1 + 0.1i, 1.1}
 	y := []float64{0.4, -0.2, 0.3}
 	w, _ := sampler.Gaussian{}.Sample(5, d, 1)
-	ce, err := NewComplexExp(a, w)
-	if err != nil {
+	if _, err := NewComplexExp(a, w); err != nil {
 		t.Fatal(err)
 	}
 	// x = −A⁻¹ B y with B = (Aᵀ)⁻¹; it must be real for the test, so use
 	// the real part of a real-valued construction: pick A real instead.
 	ar := []complex128{1.2, 0.3, 0, -0.2, 0.9, 0.1, 0.4, 0, 1.5}
-	ce, _ = NewComplexExp(ar, w)
-	ainv, _ := invert(ar, d)
+	ce, err := NewComplexExp(ar, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ainv, err := invert(ar, d)
+	if err != nil {
+		t.Fatal(err)
+	}
 	bx := make([]complex128, d)
 	for k := 0; k < d; k++ {
 		for j := 0; j < d; j++ {
