@@ -1,0 +1,639 @@
+package kkbeam
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/kernelkit/kernelkit/data"
+	"github.com/kernelkit/kernelkit/internal/limits"
+)
+
+// Source describes how the files of a pipeline are read and parsed. It is
+// part of the serialised configuration of the reading DoFn, so every field
+// is exported and JSON-encodable.
+type Source struct {
+	// Format is "csv", "libsvm", or "" (also "auto"): LIBSVM for the
+	// extensions .svm, .libsvm and .svmlight, CSV for .csv (after removing
+	// a compression extension such as .gz), otherwise by the first data
+	// line, as data.Open decides.
+	Format string
+	// Label names the CSV target column; empty means the last column. With
+	// Columns set it is optional (see Columns).
+	Label string
+	// NoLabel reads every CSV column as a feature (rows to predict).
+	NoLabel bool
+	// Columns, if set, are the expected CSV feature columns in order (the
+	// columns of the first pass, or a model's): a file's columns are
+	// matched by name as data.Open matches them, and a file that lacks one
+	// or has a column that is neither one of them nor the label is refused.
+	Columns []string
+	// Width, if positive, is the width of LIBSVM rows (the largest index of
+	// the first pass, or a model's input dimension): an index above it is
+	// a bad row. With Width 0 each chunk is as wide as its largest index.
+	// A CSV file without Columns is then matched by position: Width
+	// feature columns and an optional label, as data.Open matches it.
+	Width int
+	// Chunk is the number of rows per Batch (default 2048).
+	Chunk int
+}
+
+// Batch is a chunk of consecutive good rows of one file: the unit of work
+// of both passes. Row i of the batch is record Start+i of the file's good
+// rows (records that parsed), which was line Lines[i] of the file.
+type Batch struct {
+	File  string
+	Start int64
+	Lines []int64
+	// Cols is the width of X (n×Cols, row-major).
+	Cols int
+	X    []float64
+	// Y holds the targets (nil without a label column).
+	Y []float64
+	// Bad is the number of bad lines among the lines this batch covers and
+	// FirstBad the first of them (nil if none).
+	Bad      int64
+	FirstBad *BadRow
+	// Header carries a CSV file's column names and label (only on the
+	// first batch of each file) so that the first pass can check that all
+	// shards agree.
+	Header *Header
+	// FileErr, if set, is an error of the file as a whole (see FileError);
+	// the batch then has no rows and the file no further batches.
+	FileErr string
+}
+
+// Rows returns the number of rows of b.
+func (b *Batch) Rows() int { return len(b.Lines) }
+
+// Header is the column layout of a CSV file.
+type Header struct {
+	File    string
+	Columns []string
+	Label   string
+}
+
+// BadRow is a line that did not parse, with its file, line number, the
+// error (as data.Open would report it for that file) and the text of the
+// line (cut to maxBadText bytes).
+type BadRow struct {
+	File string
+	Line int64
+	Err  string
+	Text string
+}
+
+// Error returns the row's message: the file name, then data's message,
+// which names the line.
+func (r *BadRow) Error() string { return r.File + ": " + r.Err }
+
+// before reports whether r comes before o in (file, line) order; nil comes
+// last.
+func (r *BadRow) before(o *BadRow) bool {
+	if o == nil {
+		return r != nil
+	}
+	if r == nil {
+		return false
+	}
+	if r.File != o.File {
+		return r.File < o.File
+	}
+	return r.Line < o.Line
+}
+
+// maxBadText is the most bytes of a bad line kept in the dead-letter output.
+const maxBadText = 1 << 10
+
+// defaultChunk is the number of rows per Batch when Source.Chunk is 0.
+const defaultChunk = 2048
+
+// FileError is a problem with a whole file (its header, its format, a line
+// beyond the length limit) rather than with one row.
+type FileError struct {
+	File string
+	Err  error
+}
+
+// Error returns the file name and the problem.
+func (e *FileError) Error() string { return e.File + ": " + e.Err.Error() }
+
+// Unwrap returns the problem.
+func (e *FileError) Unwrap() error { return e.Err }
+
+// line is one physical line of a file with its 1-based number.
+type line struct {
+	no   int64
+	text string
+}
+
+// ReadFile parses the file name read from r into batches of at most
+// src.Chunk rows, calling emit for each batch (a file with no good row
+// still gets one empty batch, which carries its header and bad-row count)
+// and bad for each line that does not parse. Errors of the file as a whole
+// (an unreadable header, missing columns, a line longer than
+// data.MaxLineBytes, a read error) are returned as *FileError.
+//
+// Lines are parsed with the rules of package data: a chunk of lines is
+// handed to data.NewCSVReader (behind the file's header line) or
+// data.ReadLIBSVM at once, and when that fails, each line on its own, so
+// that each bad line is found with data's own message, rewritten to the
+// line's number in the file. A CSV record must therefore fit on one line
+// (a quoted cell cannot hold a line break, which no number does).
+func ReadFile(name string, r io.Reader, src Source, emit func(*Batch) error, bad func(*BadRow) error) error {
+	format, br, err := sniff(name, r, src.Format)
+	if err != nil {
+		return &FileError{name, err}
+	}
+	chunk := src.Chunk
+	if chunk <= 0 {
+		chunk = defaultChunk
+	}
+	sc := bufio.NewScanner(br)
+	sc.Buffer(make([]byte, 0, 64<<10), data.MaxLineBytes)
+	var no int64
+	next := func() (line, bool) {
+		for sc.Scan() {
+			no++
+			t := sc.Text()
+			if no == 1 {
+				t = strings.TrimPrefix(t, "\ufeff")
+			}
+			if !blank(t, format) {
+				return line{no, t}, true
+			}
+		}
+		return line{}, false
+	}
+	var p parser
+	if format == "csv" {
+		h, ok := next()
+		if !ok {
+			if err := scanErr(sc, name, no); err != nil {
+				return err
+			}
+			return &FileError{name, errors.New("data: CSV is empty (no header row)")}
+		}
+		c, err := newCSVParser(name, h, src)
+		if err != nil {
+			return &FileError{name, err}
+		}
+		p = c
+	} else {
+		p = &libsvmParser{file: name, width: src.Width}
+	}
+	var start int64
+	first := true
+	lines := make([]line, 0, chunk)
+	flush := func(final bool) error {
+		if len(lines) == 0 && !(final && first) {
+			return nil
+		}
+		b, bads, err := p.parse(lines)
+		if err != nil {
+			return &FileError{name, err}
+		}
+		b.File, b.Start = name, start
+		if first {
+			b.Header = p.header()
+			first = false
+		}
+		for _, r := range bads {
+			b.Bad++
+			if b.FirstBad == nil {
+				b.FirstBad = r
+			}
+			if err := bad(r); err != nil {
+				return err
+			}
+		}
+		start += int64(b.Rows())
+		lines = lines[:0]
+		return emit(b)
+	}
+	for {
+		l, ok := next()
+		if !ok {
+			break
+		}
+		lines = append(lines, l)
+		if len(lines) == chunk {
+			if err := flush(false); err != nil {
+				return err
+			}
+		}
+	}
+	if err := scanErr(sc, name, no); err != nil {
+		return err
+	}
+	return flush(true)
+}
+
+// scanErr returns the error of a scanner over file name that stopped after
+// line no: a *FileError for a line beyond the length limit, a plain error
+// (which a runner may retry) for a failed read.
+func scanErr(sc *bufio.Scanner, name string, no int64) error {
+	err := sc.Err()
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, bufio.ErrTooLong) {
+		return &FileError{name, fmt.Errorf("data: line %d is longer than the limit of %s", no+1, limits.Bytes(float64(data.MaxLineBytes)))}
+	}
+	return fmt.Errorf("%s: reading after line %d: %w", name, no, err)
+}
+
+// blank reports whether a line holds no record: empty (CSV, as
+// encoding/csv skips it) or, for LIBSVM, nothing but white space and a
+// comment (as data.ReadLIBSVM skips it).
+func blank(t, format string) bool {
+	if format == "csv" {
+		return t == ""
+	}
+	if i := strings.IndexByte(t, '#'); i >= 0 {
+		t = t[:i]
+	}
+	return strings.TrimSpace(t) == ""
+}
+
+// compressionExt lists the extensions Beam's fileio decompresses.
+var compressionExt = map[string]bool{".gz": true}
+
+// sniff returns the format of the file: format itself, or for "" and
+// "auto" the one its extension or first data line shows (the rule of
+// data.Open), and a reader positioned at the start.
+func sniff(name string, r io.Reader, format string) (string, *bufio.Reader, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	switch format {
+	case "csv", "libsvm":
+		return format, br, nil
+	case "", "auto":
+	default:
+		return "", nil, fmt.Errorf("data: unknown format %.40q (want auto, csv or libsvm)", format)
+	}
+	base := path.Base(name)
+	if ext := strings.ToLower(path.Ext(base)); compressionExt[ext] {
+		base = strings.TrimSuffix(base, path.Ext(base))
+	}
+	switch strings.ToLower(path.Ext(base)) {
+	case ".svm", ".libsvm", ".svmlight":
+		return "libsvm", br, nil
+	case ".csv":
+		return "csv", br, nil
+	}
+	head, err := br.Peek(br.Size())
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return "", nil, err
+	}
+	for l := range bytes.Lines(head) {
+		if i := bytes.IndexByte(l, '#'); i >= 0 {
+			l = l[:i]
+		}
+		fields := bytes.Fields(l)
+		if len(fields) == 0 {
+			continue
+		}
+		if len(fields) < 2 || bytes.IndexByte(l, ',') >= 0 {
+			return "csv", br, nil
+		}
+		for _, f := range fields[1:] {
+			k, _, ok := bytes.Cut(f, []byte(":"))
+			if !ok || len(k) == 0 || len(bytes.Trim(k, "0123456789")) != 0 {
+				return "csv", br, nil
+			}
+		}
+		return "libsvm", br, nil
+	}
+	return "csv", br, nil
+}
+
+// parser turns lines into a batch of good rows and the bad lines.
+type parser interface {
+	parse(lines []line) (*Batch, []*BadRow, error)
+	header() *Header
+}
+
+// csvParser parses the lines of one CSV file behind its header line.
+type csvParser struct {
+	file    string
+	head    string // the header line, as in the file
+	all     int    // number of columns in the file
+	feat    []int  // file column of each feature
+	label   int    // file column of the label, −1 if none
+	h       *Header
+	scratch bytes.Buffer
+}
+
+func newCSVParser(file string, h line, src Source) (*csvParser, error) {
+	cr := csv.NewReader(strings.NewReader(h.text))
+	cr.TrimLeadingSpace = true
+	names, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("data: CSV header: %w", err)
+	}
+	if h.no != 1 {
+		// The header is re-read behind every chunk as line 1.
+		return nil, fmt.Errorf("data: CSV header on line %d: blank lines before the header are not supported", h.no)
+	}
+	if len(names) > limits.MaxDim+1 {
+		return nil, fmt.Errorf("data: CSV header has %d columns, above the limit of %d feature columns", len(names), limits.MaxDim)
+	}
+	for i := range names {
+		names[i] = strings.TrimSpace(names[i])
+	}
+	c := &csvParser{file: file, head: h.text, all: len(names), label: -1}
+	switch {
+	case len(src.Columns) > 0:
+		if err := c.matchNames(names, src); err != nil {
+			return nil, err
+		}
+	case src.Width > 0:
+		if err := c.matchWidth(names, src); err != nil {
+			return nil, err
+		}
+	default:
+		switch {
+		case src.NoLabel:
+		case src.Label == "":
+			c.label = len(names) - 1
+		default:
+			for i, n := range names {
+				if n == src.Label {
+					c.label = i
+				}
+			}
+			if c.label < 0 {
+				return nil, fmt.Errorf("data: CSV has no column %q (columns: %s)", src.Label, list(names))
+			}
+		}
+		for i := range names {
+			if i != c.label {
+				c.feat = append(c.feat, i)
+			}
+		}
+	}
+	if len(c.feat) == 0 {
+		return nil, errors.New("data: CSV has no feature columns")
+	}
+	c.h = &Header{File: file}
+	for _, j := range c.feat {
+		c.h.Columns = append(c.h.Columns, names[j])
+	}
+	if c.label >= 0 {
+		c.h.Label = names[c.label]
+	}
+	return c, nil
+}
+
+// matchNames finds src.Columns among the file's names, and the label:
+// src.Label if the file has it, else a single unexpected last column when
+// src.Label is empty and NoLabel is not set. The rule and the messages are
+// those of data.Open with OpenOptions.Columns.
+func (c *csvParser) matchNames(names []string, src Source) error {
+	at := make(map[string]int, len(names))
+	for i, n := range names {
+		if _, dup := at[n]; dup {
+			return fmt.Errorf("data: column %.40q appears twice", n)
+		}
+		at[n] = i
+	}
+	if i, ok := at[src.Label]; ok && src.Label != "" && !src.NoLabel {
+		c.label = i
+	}
+	used := make([]bool, len(names))
+	var missing, extra []string
+	for _, n := range src.Columns {
+		i, ok := at[n]
+		if !ok || i == c.label {
+			missing = append(missing, n)
+			continue
+		}
+		c.feat = append(c.feat, i)
+		used[i] = true
+	}
+	for i, n := range names {
+		if !used[i] && i != c.label {
+			extra = append(extra, n)
+		}
+	}
+	if len(extra) == 1 && len(missing) == 0 && c.label < 0 && src.Label == "" && !src.NoLabel && !used[len(names)-1] {
+		c.label = len(names) - 1
+		return nil
+	}
+	if len(missing)+len(extra) > 0 {
+		var parts []string
+		if len(missing) > 0 {
+			parts = append(parts, "missing "+list(missing))
+		}
+		if len(extra) > 0 {
+			parts = append(parts, "unexpected "+list(extra))
+		}
+		return fmt.Errorf("data: columns do not match the expected ones: %s", strings.Join(parts, "; "))
+	}
+	return nil
+}
+
+// matchWidth matches names by position to src.Width feature columns and
+// an optional label, as data.Open does with OpenOptions.Width.
+func (c *csvParser) matchWidth(names []string, src Source) error {
+	switch {
+	case src.Label != "" && !src.NoLabel:
+		for i, n := range names {
+			if n == src.Label {
+				c.label = i
+			}
+		}
+		if c.label < 0 {
+			return fmt.Errorf("data: no column %.40q", src.Label)
+		}
+	case len(names) == src.Width+1 && !src.NoLabel:
+		c.label = len(names) - 1
+	}
+	for i := range names {
+		if i != c.label {
+			c.feat = append(c.feat, i)
+		}
+	}
+	if len(c.feat) != src.Width {
+		return fmt.Errorf("data: %d feature columns, want %d (plus an optional label)", len(c.feat), src.Width)
+	}
+	return nil
+}
+
+// list returns names quoted and joined, cut after 8 of them.
+func list(names []string) string {
+	q := make([]string, 0, min(len(names), 9))
+	for i, n := range names {
+		if i == 8 {
+			q = append(q, fmt.Sprintf("… (%d in all)", len(names)))
+			break
+		}
+		q = append(q, fmt.Sprintf("%.40q", n))
+	}
+	return strings.Join(q, ", ")
+}
+
+func (c *csvParser) header() *Header { return c.h }
+
+// read parses lines (behind the header) with data.NewCSVReader, every
+// column a number, and returns the n×all matrix.
+func (c *csvParser) read(lines []line) ([]float64, int, error) {
+	c.scratch.Reset()
+	c.scratch.WriteString(c.head)
+	for _, l := range lines {
+		c.scratch.WriteByte('\n')
+		c.scratch.WriteString(l.text)
+	}
+	c.scratch.WriteByte('\n')
+	r, err := data.NewCSVReader(bytes.NewReader(c.scratch.Bytes()), data.CSVOptions{NoLabel: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	x, _, err := r.Read(0)
+	if err == io.EOF {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	n, _ := x.Dims()
+	return x.RawMatrix().Data, n, nil
+}
+
+func (c *csvParser) parse(lines []line) (*Batch, []*BadRow, error) {
+	b := &Batch{Cols: len(c.feat)}
+	if len(lines) == 0 {
+		return b, nil, nil
+	}
+	raw, n, err := c.read(lines)
+	if err == nil && n == len(lines) {
+		c.take(b, raw, lines)
+		return b, nil, nil
+	}
+	// Find the bad lines one by one.
+	var bads []*BadRow
+	for i := range lines {
+		raw, n, err := c.read(lines[i : i+1])
+		if err == nil && n != 1 {
+			err = errors.New("data: CSV line 2 is not one record")
+		}
+		if err != nil {
+			bads = append(bads, badRow(c.file, lines[i], err, 2))
+			continue
+		}
+		c.take(b, raw, lines[i:i+1])
+	}
+	return b, bads, nil
+}
+
+// take appends the rows raw (one per line, c.all columns) to b.
+func (c *csvParser) take(b *Batch, raw []float64, lines []line) {
+	for i, l := range lines {
+		row := raw[i*c.all : (i+1)*c.all]
+		for _, j := range c.feat {
+			b.X = append(b.X, row[j])
+		}
+		if c.label >= 0 {
+			b.Y = append(b.Y, row[c.label])
+		}
+		b.Lines = append(b.Lines, l.no)
+	}
+}
+
+// libsvmParser parses LIBSVM lines with data.ReadLIBSVM.
+type libsvmParser struct {
+	file    string
+	width   int
+	scratch bytes.Buffer
+}
+
+func (p *libsvmParser) header() *Header { return nil }
+
+// read parses lines with data.ReadLIBSVM at p.width; a chunk in which no
+// row lists a feature (only possible without a width) is read at width 0.
+func (p *libsvmParser) read(lines []line) (*data.Dataset, error) {
+	p.scratch.Reset()
+	for _, l := range lines {
+		p.scratch.WriteString(l.text)
+		p.scratch.WriteByte('\n')
+	}
+	ds, err := data.ReadLIBSVM(bytes.NewReader(p.scratch.Bytes()), p.width)
+	if err != nil && p.width <= 0 && strings.Contains(err.Error(), "has no features") {
+		// Labels only: read them at width 1, all zero, and drop the column.
+		if ds, err = data.ReadLIBSVM(bytes.NewReader(p.scratch.Bytes()), 1); err == nil {
+			ds.X = nil
+		}
+	}
+	return ds, err
+}
+
+func (p *libsvmParser) parse(lines []line) (*Batch, []*BadRow, error) {
+	b := &Batch{}
+	if len(lines) == 0 {
+		return b, nil, nil
+	}
+	if ds, err := p.read(lines); err == nil && len(ds.Y) == len(lines) {
+		p.take(b, ds, lines)
+		return b, nil, nil
+	}
+	var good []line
+	var bads []*BadRow
+	for i := range lines {
+		ds, err := p.read(lines[i : i+1])
+		if err != nil {
+			bads = append(bads, badRow(p.file, lines[i], err, 1))
+			continue
+		}
+		if len(ds.Y) != 1 {
+			bads = append(bads, badRow(p.file, lines[i], errors.New("data: LIBSVM line 1 is not one row"), 1))
+			continue
+		}
+		good = append(good, lines[i])
+	}
+	if len(good) > 0 {
+		// The good lines together, so that the batch has one width.
+		ds, err := p.read(good)
+		if err != nil {
+			return nil, nil, fmt.Errorf("data: LIBSVM lines %d to %d: %w", good[0].no, good[len(good)-1].no, err)
+		}
+		p.take(b, ds, good)
+	}
+	return b, bads, nil
+}
+
+func (p *libsvmParser) take(b *Batch, ds *data.Dataset, lines []line) {
+	if ds.X != nil {
+		b.Cols = ds.Cols()
+		b.X = ds.X.RawMatrix().Data
+	}
+	b.Y = ds.Y
+	for _, l := range lines {
+		b.Lines = append(b.Lines, l.no)
+	}
+}
+
+// lineRef matches the line number data's messages give a line parsed on
+// its own.
+var lineRef = map[int]*regexp.Regexp{
+	1: regexp.MustCompile(`\bline 1\b`),
+	2: regexp.MustCompile(`\bline 2\b`),
+}
+
+// badRow records line l of file, whose parse on its own (as line at of
+// the text handed to package data) failed with err: data's message with
+// the line's number in the file.
+func badRow(file string, l line, err error, at int) *BadRow {
+	msg := lineRef[at].ReplaceAllLiteralString(err.Error(), "line "+strconv.FormatInt(l.no, 10))
+	text := l.text
+	if len(text) > maxBadText {
+		text = strings.ToValidUTF8(text[:maxBadText], "") + fmt.Sprintf("… (%d bytes)", len(l.text))
+	}
+	return &BadRow{File: file, Line: l.no, Err: msg, Text: text}
+}
