@@ -4,14 +4,22 @@
 // kernelkit builds and runs in pure Go (gonum's native BLAS, CGO_ENABLED=0
 // works). For speed, UseOpenBLAS loads the OpenBLAS shared library at run
 // time with github.com/ebitengine/purego — no cgo at build time — and
-// installs an implementation whose GEMM, SYRK and GEMV call OpenBLAS; every
-// other routine stays gonum's. On Debian: apt-get install libopenblas-dev.
+// installs an implementation whose GEMM, SYRK, TRSM and GEMV call
+// OpenBLAS; every other routine stays gonum's. It also installs, for
+// gonum's lapack64 (and so package mat), OpenBLAS's LAPACK Cholesky
+// factorisation and symmetric eigendecomposition (see LAPACK). On Debian:
+// apt-get install libopenblas-dev.
 //
 // Debian's OpenBLAS picks its kernels by CPU detection. On CPUs it does not
 // recognise (it guesses some AVX-512 server parts as Haswell) setting
 // OPENBLAS_CORETYPE=SkylakeX in the environment selects the AVX-512 kernels,
-// which on the 2-core reference machine raised float64 GEMM from about 110
-// to 180 GFLOP/s. kernelkit never sets it; Name reports the core in use.
+// which on a 2-core AVX-512 machine raised float64 GEMM from about 110 to
+// 180 GFLOP/s; the statistics stage, which is GEMM and SYRK calls, gains
+// in proportion. It must not be set on CPUs without AVX-512: on the AMD
+// EPYC (Zen 3, AVX2 only) of the issue-14 measurements OpenBLAS 0.3.21
+// correctly detects core "Zen" (its Haswell kernels), and SkylakeX kernels
+// stop the process with an illegal instruction. kernelkit never sets it;
+// Name reports the core in use.
 //
 // UseOpenBLAS sets OpenBLAS to one thread: kernelkit splits its work into
 // row chunks that run on all cores in goroutines, each calling BLAS on its
@@ -37,6 +45,8 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/blas/gonum"
+	lapackgonum "gonum.org/v1/gonum/lapack/gonum"
+	"gonum.org/v1/gonum/lapack/lapack64"
 )
 
 // Candidate library names, in the order tried.
@@ -52,19 +62,26 @@ const (
 	cblasTrans    = 112
 	cblasUpper    = 121
 	cblasLower    = 122
+	cblasNonUnit  = 131
+	cblasUnit     = 132
+	cblasLeft     = 141
+	cblasRight    = 142
 )
 
-// OpenBLAS is a blas64/blas32 implementation whose level-3 routines GEMM
-// and SYRK and the level-2 GEMV call OpenBLAS; the rest is gonum's.
+// OpenBLAS is a blas64/blas32 implementation whose level-3 routines GEMM,
+// SYRK and (float64) TRSM and the level-2 GEMV call OpenBLAS; the rest is
+// gonum's.
 type OpenBLAS struct {
 	gonum.Implementation
 	path     string
 	corename string
+	lapack   *LAPACK // nil if the library has no LAPACK
 
 	dgemm      func(order, ta, tb, m, n, k int32, alpha float64, a unsafe.Pointer, lda int32, b unsafe.Pointer, ldb int32, beta float64, c unsafe.Pointer, ldc int32)
 	sgemm      func(order, ta, tb, m, n, k int32, alpha float32, a unsafe.Pointer, lda int32, b unsafe.Pointer, ldb int32, beta float32, c unsafe.Pointer, ldc int32)
 	dsyrk      func(order, uplo, trans, n, k int32, alpha float64, a unsafe.Pointer, lda int32, beta float64, c unsafe.Pointer, ldc int32)
 	ssyrk      func(order, uplo, trans, n, k int32, alpha float32, a unsafe.Pointer, lda int32, beta float32, c unsafe.Pointer, ldc int32)
+	dtrsm      func(order, side, uplo, ta, diag, m, n int32, alpha float64, a unsafe.Pointer, lda int32, b unsafe.Pointer, ldb int32)
 	dgemv      func(order, ta, m, n int32, alpha float64, a unsafe.Pointer, lda int32, x unsafe.Pointer, incx int32, beta float64, y unsafe.Pointer, incy int32)
 	sgemv      func(order, ta, m, n int32, alpha float32, a unsafe.Pointer, lda int32, x unsafe.Pointer, incx int32, beta float32, y unsafe.Pointer, incy int32)
 	setThreads func(n int32)
@@ -106,11 +123,15 @@ func LoadOpenBLAS() (*OpenBLAS, error) {
 		{&o.dgemm, "cblas_dgemm"}, {&o.sgemm, "cblas_sgemm"},
 		{&o.dsyrk, "cblas_dsyrk"}, {&o.ssyrk, "cblas_ssyrk"},
 		{&o.dgemv, "cblas_dgemv"}, {&o.sgemv, "cblas_sgemv"},
+		{&o.dtrsm, "cblas_dtrsm"},
 	} {
 		if _, err := purego.Dlsym(h, f.name); err != nil {
 			return nil, fmt.Errorf("backend: %s lacks %s: %w", path, f.name, err)
 		}
 		purego.RegisterLibFunc(f.ptr, h, f.name)
+	}
+	if l, err := loadLAPACK(h, path); err == nil {
+		o.lapack = l
 	}
 	if _, err := purego.Dlsym(h, "openblas_get_corename"); err == nil {
 		var core func() string
@@ -145,6 +166,9 @@ func UseOpenBLAS() error {
 	}
 	blas64.Use(o)
 	blas32.Use(o)
+	if o.lapack != nil {
+		lapack64.Use(o.lapack)
+	}
 	loaded = o
 	current = o.String()
 	return nil
@@ -156,6 +180,7 @@ func UseGonum() {
 	defer mu.Unlock()
 	blas64.Use(gonum.Implementation{})
 	blas32.Use(gonum.Implementation{})
+	lapack64.Use(lapackgonum.Implementation{})
 	loaded = nil
 	current = "gonum (pure Go)"
 }
@@ -177,6 +202,9 @@ func SetThreads(n int) {
 		o.setThreads(int32(n))
 	}
 }
+
+// LAPACK returns the library's LAPACK routines, or nil if it has none.
+func (o *OpenBLAS) LAPACK() *LAPACK { return o.lapack }
 
 // String describes the library.
 func (o *OpenBLAS) String() string {
@@ -252,6 +280,33 @@ func (o *OpenBLAS) Ssyrk(ul_ blas.Uplo, t blas.Transpose, n, k int, alpha float3
 	}
 	checkSyrk(t, n, k, len(a), lda, len(c), ldc)
 	o.ssyrk(cblasRowMajor, ul(ul_), tr(t), int32(n), int32(k), alpha, p32(a), int32(lda), beta, p32(c), int32(ldc))
+}
+
+// Dtrsm solves op(A)·X = alpha·B (side Left) or X·op(A) = alpha·B (side
+// Right) for X, overwriting B, with A triangular, with OpenBLAS.
+func (o *OpenBLAS) Dtrsm(s blas.Side, ul_ blas.Uplo, t blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	k := n
+	if s == blas.Left {
+		k = m
+	}
+	if lda < max(1, k) || ldb < max(1, n) {
+		panic("backend: bad leading dimension or increment")
+	}
+	if len(a) < lda*(k-1)+k || len(b) < ldb*(m-1)+n {
+		panic("backend: short slice in TRSM")
+	}
+	side := int32(cblasLeft)
+	if s == blas.Right {
+		side = cblasRight
+	}
+	diag := int32(cblasNonUnit)
+	if d == blas.Unit {
+		diag = cblasUnit
+	}
+	o.dtrsm(cblasRowMajor, side, ul(ul_), tr(t), diag, int32(m), int32(n), alpha, p64(a), int32(lda), p64(b), int32(ldb))
 }
 
 // Dgemv computes y = alpha·op(A)·x + beta·y.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -39,7 +40,8 @@ type Config struct {
 	// Seed seeds the projection and the bias.
 	Seed uint64
 	// Float32 computes the projection in single precision (about twice the
-	// GEMM throughput); the features are still float64.
+	// GEMM throughput); the features are still float64 (Transform32 writes
+	// them in single precision, as model.Options.Float32 fits do).
 	Float32 bool
 }
 
@@ -405,16 +407,78 @@ type scratch struct {
 	a   []float64
 	a32 []float32
 	x32 []float32
+	z   []float64 // one block of float64 features (Transform32 of the forms without a float32 kernel)
+}
+
+// scratchPool keeps the per-worker projection buffers between Transform
+// calls, which package model makes for every block of a chunk.
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// Transform32 writes the features z(x_i) into row i of dst in single
+// precision: the form-specific function is evaluated in double precision
+// from the projection (single precision if the map's Config.Float32 is
+// set) and rounded once to float32. It returns ErrOverflow if a feature
+// overflows float64 and an error for mismatched shapes or non-finite
+// inputs; a feature beyond the float32 range becomes ±Inf.
+func (mp *Map) Transform32(dst blas32.General, x *mat.Dense) error {
+	n, _ := x.Dims()
+	if dst.Rows != n || dst.Cols != mp.spec.Features || dst.Stride < dst.Cols || (n > 0 && len(dst.Data) < (n-1)*dst.Stride+dst.Cols) {
+		return fmt.Errorf("features: destination is %d×%d (stride %d, %d values), want %d×%d", dst.Rows, dst.Cols, dst.Stride, len(dst.Data), n, mp.spec.Features)
+	}
+	return mp.run(x, nil, func(sc *scratch, lo, hi int, projected *mat.Dense) bool {
+		return mp.chunk32(sc, dst, x, lo, hi, projected)
+	})
+}
+
+// chunk32 is chunk for single-precision output.
+func (mp *Map) chunk32(sc *scratch, dst blas32.General, x *mat.Dense, lo, hi int, projected *mat.Dense) bool {
+	D := mp.spec.Features
+	if mp.kind == kindCos {
+		m := mp.m
+		a := mp.projection(sc, x, lo, hi, projected)
+		c := math.Exp(mp.logPre)
+		for i := 0; i < hi-lo; i++ {
+			cosRow32(dst.Data[(lo+i)*dst.Stride:(lo+i)*dst.Stride+D], a[i*m:(i+1)*m], mp.b, c)
+		}
+		return true
+	}
+	rows := hi - lo
+	if cap(sc.z) < rows*D {
+		sc.z = make([]float64, chunkRows*D)
+	}
+	z := mat.NewDense(rows, D, sc.z[:rows*D])
+	var p *mat.Dense
+	if projected != nil {
+		p = projected.Slice(lo, hi, 0, mp.m).(*mat.Dense)
+	}
+	ok := mp.chunk(sc, z, x.Slice(lo, hi, 0, mp.d).(*mat.Dense), 0, rows, nil, p)
+	for i := 0; i < rows; i++ {
+		out := dst.Data[(lo+i)*dst.Stride : (lo+i)*dst.Stride+D]
+		for j, v := range z.RawRowView(i) {
+			out[j] = float32(v)
+		}
+	}
+	return ok
 }
 
 func (mp *Map) transform(dst, x *mat.Dense, logScale []float64) error {
-	n, d := x.Dims()
-	if d != mp.d {
-		return fmt.Errorf("features: input has %d columns, map expects %d", d, mp.d)
-	}
+	n, _ := x.Dims()
 	dn, dd := dst.Dims()
 	if dn != n || dd != mp.spec.Features {
 		return fmt.Errorf("features: destination is %d×%d, want %d×%d", dn, dd, n, mp.spec.Features)
+	}
+	return mp.run(x, logScale, func(sc *scratch, lo, hi int, projected *mat.Dense) bool {
+		return mp.chunk(sc, dst, x, lo, hi, logScale, projected)
+	})
+}
+
+// run checks x, computes the projection of a projector map, and calls
+// chunk for the chunks of chunkRows rows on all cores; it returns
+// ErrOverflow if a chunk reports an overflow.
+func (mp *Map) run(x *mat.Dense, logScale []float64, chunk func(sc *scratch, lo, hi int, projected *mat.Dense) bool) error {
+	n, d := x.Dims()
+	if d != mp.d {
+		return fmt.Errorf("features: input has %d columns, map expects %d", d, mp.d)
 	}
 	xr := x.RawMatrix()
 	for i := 0; i < n; i++ {
@@ -425,7 +489,15 @@ func (mp *Map) transform(dst, x *mat.Dense, logScale []float64) error {
 		}
 	}
 	workers := parallel.Workers((n + chunkRows - 1) / chunkRows)
-	bufs := make([]scratch, workers)
+	bufs := make([]*scratch, workers)
+	for i := range bufs {
+		bufs[i] = scratchPool.Get().(*scratch)
+	}
+	defer func() {
+		for _, b := range bufs {
+			scratchPool.Put(b)
+		}
+	}()
 	overflow := make([]bool, workers)
 	var projected *mat.Dense
 	if mp.proj != nil {
@@ -435,8 +507,7 @@ func (mp *Map) transform(dst, x *mat.Dense, logScale []float64) error {
 		}
 	}
 	parallel.Chunks(n, chunkRows, func(wk, lo, hi int) {
-		sc := &bufs[wk]
-		if !mp.chunk(sc, dst, x, lo, hi, logScale, projected) {
+		if !chunk(bufs[wk], lo, hi, projected) {
 			overflow[wk] = true
 		}
 	})
@@ -446,6 +517,15 @@ func (mp *Map) transform(dst, x *mat.Dense, logScale []float64) error {
 		}
 	}
 	return nil
+}
+
+// projection returns the projection of rows [lo, hi) (rows×m, stride m):
+// from projected if it is not nil, else computed into sc.
+func (mp *Map) projection(sc *scratch, x *mat.Dense, lo, hi int, projected *mat.Dense) []float64 {
+	if projected != nil {
+		return projected.RawMatrix().Data[lo*mp.m : hi*mp.m]
+	}
+	return mp.project(sc, x, lo, hi)
 }
 
 // project computes A = X[lo:hi] Wᵀ into sc.a (rows×m, stride m).
@@ -489,12 +569,7 @@ func (mp *Map) project(sc *scratch, x *mat.Dense, lo, hi int) []float64 {
 // if not nil, holds the whole batch's projection.
 func (mp *Map) chunk(sc *scratch, dst, x *mat.Dense, lo, hi int, logScale []float64, projected *mat.Dense) bool {
 	m := mp.m
-	var a []float64
-	if projected != nil {
-		a = projected.RawMatrix().Data[lo*m : hi*m]
-	} else {
-		a = mp.project(sc, x, lo, hi)
-	}
+	a := mp.projection(sc, x, lo, hi, projected)
 	dr := dst.RawMatrix()
 	ok := true
 	for i := 0; i < hi-lo; i++ {
@@ -511,10 +586,7 @@ func (mp *Map) chunk(sc *scratch, dst, x *mat.Dense, lo, hi int, logScale []floa
 		}
 		switch mp.kind {
 		case kindCos:
-			c := math.Exp(mp.logPre)
-			for j, v := range ai {
-				out[j] = c * vmath.Cos(v+mp.b[j])
-			}
+			cosRow(out, ai, mp.b, math.Exp(mp.logPre))
 		case kindSinCos:
 			lp := mp.logPre + q
 			if logScale != nil {

@@ -13,7 +13,7 @@
 //
 //	(C + λI) w = c,  b = ȳ − z̄ᵀw,
 //
-// by Cholesky factorisation (gonum's mat.Cholesky) when λ > 0. This is
+// by Cholesky factorisation when λ > 0. This is
 // kernel ridge regression in the primal, on the random features of Eq. 2 of
 // the analog paper; classification regresses one-hot targets and predicts
 // the argmax, as scikit-learn's RidgeClassifier does (targets ±1).
@@ -42,6 +42,25 @@
 // fails or reports a near-singular system falls back to the same
 // eigendecomposition with s_i + λ in place of s_i. No jitter is added;
 // Model.Jitter is always 0.
+//
+// # Speed and reproducibility
+//
+// The statistics, n·D²/2 multiply-adds, are the cost of a fit. Add computes
+// each chunk's ZᵀZ as square tiles of one BLAS call each (a SYRK on the
+// diagonal, a GEMM elsewhere), handed to all cores as they become free;
+// AddFloat32 does the same in single precision, at about twice the rate,
+// adding each tile into the float64 statistics. AddSerial and
+// AddFloat32Serial make the whole of ZᵀZ one call on the calling
+// goroutine, the BLAS's best rate on one core, for callers that fill
+// several Stats at once (package model fills two, one chunk each, and adds
+// them up at the end). The Cholesky
+// factorisation is LAPACK's blocked right-looking algorithm with its
+// panel solves and trailing updates split into tiles the same way, and
+// its diagonal blocks factored by lapack64.Potrf (OpenBLAS's dpotrf when
+// package backend has installed it). Tiles are fixed by D alone, so every
+// entry is computed by the same call on any number of cores: the same
+// rows give the same bits on one core or many. Only the BLAS backend
+// changes the rounding.
 //
 // λ can be chosen from a grid by generalised cross-validation, computed from
 // the eigendecomposition of C in O(D³ + |grid|·D·K), or by k-fold

@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -36,8 +37,8 @@ func Fit(s *Stats, lambda float64, intercept bool) (*Model, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	c, cy, _, zbar, ybar := s.centred(intercept)
-	w, err := solve(c, cy, lambda)
+	zbar, ybar := s.means(intercept)
+	w, err := solve(s, zbar, ybar, lambda)
 	if err != nil {
 		return nil, err
 	}
@@ -60,32 +61,34 @@ func Fit(s *Stats, lambda float64, intercept bool) (*Model, error) {
 // fraction of the cost.
 const maxCholeskyCond = 1e8
 
-// solve returns the minimum-norm solution w of (c + λI) w = cy (c
-// symmetric positive semi-definite): by Cholesky factorisation when λ > 0,
-// or when λ = 0 and c is well conditioned; otherwise, or if the Cholesky
-// factorisation fails or reports a near-singular system, by the
-// pseudo-inverse from the eigendecomposition of c.
-func solve(c *mat.SymDense, cy *mat.Dense, lambda float64) (*mat.Dense, error) {
-	d := c.SymmetricDim()
-	a := mat.NewSymDense(d, nil)
-	a.CopySym(c)
-	for i := 0; i < d; i++ {
-		a.SetSym(i, i, a.At(i, i)+lambda)
-	}
-	var chol mat.Cholesky
-	if chol.Factorize(a) && (lambda > 0 || chol.Cond() <= maxCholeskyCond) {
-		var w mat.Dense
-		err := chol.SolveTo(&w, cy)
-		if err == nil {
-			return &w, nil
+// solve returns the minimum-norm solution w of (C + λI) w = c for the
+// centred statistics C, c of s (means zbar, ybar; C is symmetric positive
+// semi-definite): by Cholesky factorisation when λ > 0, or when λ = 0 and
+// C is well conditioned; otherwise, or if the Cholesky factorisation
+// fails or reports a near-singular system, by the pseudo-inverse from the
+// eigendecomposition of C.
+//
+// The factorisation is the blocked one of cholesky, on all cores, of
+// C + λI written straight from the statistics; the condition number is
+// LAPACK's 1-norm estimate (lapack64.Pocon), as gonum's mat.Cholesky
+// computes it, with the same thresholds: mat.ConditionTolerance for
+// λ > 0, maxCholeskyCond for λ = 0.
+func solve(s *Stats, zbar, ybar []float64, lambda float64) (*mat.Dense, error) {
+	d := s.D
+	u, anorm := s.centredUpper(zbar, lambda)
+	if cholesky(u, d) {
+		rcond := lapack64.Pocon(blas64.Symmetric{N: d, Stride: d, Uplo: blas.Upper, Data: u}, anorm, make([]float64, 3*d), make([]int, d))
+		limit := mat.ConditionTolerance
+		if lambda == 0 {
+			limit = maxCholeskyCond
 		}
-		// mat.Condition: near singular; use the pseudo-inverse.
-		var ce mat.Condition
-		if !errors.As(err, &ce) {
-			return nil, err
+		if 1/rcond <= limit {
+			w := s.centredZtY(zbar, ybar)
+			cholSolve(u, d, w.RawMatrix())
+			return w, nil
 		}
 	}
-	return pinvSolve(c, cy, lambda)
+	return pinvSolve(s.centredSym(zbar), s.centredZtY(zbar, ybar), lambda)
 }
 
 // pinvSolve returns w = (c + λI)⁺ cy from the eigendecomposition c = V S Vᵀ:
@@ -129,21 +132,47 @@ const epsilon = 0x1p-52
 
 // Predict returns the n×K predictions for the feature rows z.
 func (m *Model) Predict(z *mat.Dense) (*mat.Dense, error) {
-	n, d := z.Dims()
-	dw, k := m.W.Dims()
-	if d != dw {
-		return nil, fmt.Errorf("linear: Predict: features have %d columns, model has %d", d, dw)
+	if err := m.check(z); err != nil {
+		return nil, err
+	}
+	n, _ := z.Dims()
+	_, k := m.W.Dims()
+	if n == 0 {
+		return &mat.Dense{}, nil
 	}
 	out := mat.NewDense(n, k, nil)
-	if n == 0 {
-		return out, nil
+	if err := m.PredictTo(out, z); err != nil {
+		return nil, err
 	}
-	or := out.RawMatrix()
+	return out, nil
+}
+
+// PredictTo writes the predictions for the feature rows z into dst (n×K),
+// without allocating.
+func (m *Model) PredictTo(dst, z *mat.Dense) error {
+	if err := m.check(z); err != nil {
+		return err
+	}
+	n, _ := z.Dims()
+	_, k := m.W.Dims()
+	if r, c := dst.Dims(); r != n || c != k {
+		return fmt.Errorf("linear: PredictTo: destination is %dx%d, want %dx%d", r, c, n, k)
+	}
+	or := dst.RawMatrix()
 	for i := 0; i < n; i++ {
 		copy(or.Data[i*or.Stride:i*or.Stride+k], m.B)
 	}
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, z.RawMatrix(), m.W.RawMatrix(), 1, or)
-	return out, nil
+	return nil
+}
+
+// check returns an error unless z has the model's number of features.
+func (m *Model) check(z *mat.Dense) error {
+	_, d := z.Dims()
+	if dw, _ := m.W.Dims(); d != dw {
+		return fmt.Errorf("linear: Predict: features have %d columns, model has %d", d, dw)
+	}
+	return nil
 }
 
 // OneHot returns the n×K indicator matrix of integer class labels in

@@ -6,8 +6,12 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/kernelkit/kernelkit/internal/parallel"
 )
 
 // Stats holds the sufficient statistics of a least-squares problem with D
@@ -27,6 +31,8 @@ type Stats struct {
 	SumZ  []float64 // D
 	SumY  []float64 // K
 	SumY2 []float64 // K: Σ y_k²
+
+	scratch scratch // Add's working memory, not part of the statistics
 }
 
 // NewStats returns empty statistics for d features and k targets. It
@@ -39,7 +45,35 @@ func NewStats(d, k int) *Stats {
 }
 
 // Add accumulates the rows of z (n×D) and targets y (n×K).
+//
+// The work runs on all cores. ZᵀZ is split into square tiles whose side
+// depends on D only (tileSide); each upper tile is one BLAS call — a SYRK
+// for a diagonal tile, a GEMM for the others — and the tile of block row i
+// on the diagonal also adds block row i of Zᵀy and Σz (Zᵀy by a GEMM, or,
+// for targets with at most one non-zero per row on average such as
+// one-hot classes, as sums of the rows of each class, k times fewer
+// operations). A tile's entries
+// are thus computed by the same call, with the same rounding, whichever
+// core runs it and however many cores there are, so Add gives the same
+// bits on any number of cores; only the BLAS backend changes the rounding.
 func (s *Stats) Add(z, y *mat.Dense) error {
+	_, d := z.Dims()
+	return s.add(z, y, tileSide(d))
+}
+
+// AddSerial is Add on the calling goroutine alone, with all of ZᵀZ one
+// SYRK call: the BLAS's best rate on one core. Callers that fill several
+// Stats at once, one goroutine each, use it to keep every core on one big
+// call (package model's accumulator does, with two Stats). Its result has
+// the same bits on every run, but not necessarily those of Add, whose
+// tiles round differently.
+func (s *Stats) AddSerial(z, y *mat.Dense) error {
+	_, d := z.Dims()
+	return s.add(z, y, max(d, 1))
+}
+
+// add is Add with tiles of side tb.
+func (s *Stats) add(z, y *mat.Dense, tb int) error {
 	n, d := z.Dims()
 	ny, k := y.Dims()
 	if d != s.D || k != s.K || n != ny {
@@ -50,21 +84,260 @@ func (s *Stats) Add(z, y *mat.Dense) error {
 	}
 	zr := z.RawMatrix()
 	yr := y.RawMatrix()
-	blas64.Syrk(blas.Trans, 1, zr, 1, blas64.Symmetric{N: d, Stride: d, Uplo: blas.Upper, Data: s.ZtZ})
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, zr, yr, 1, blas64.General{Rows: d, Cols: k, Stride: k, Data: s.ZtY})
-	for i := 0; i < n; i++ {
-		zi := zr.Data[i*zr.Stride : i*zr.Stride+d]
-		for j, v := range zi {
-			s.SumZ[j] += v
+	s.addTargets(yr)
+	ones := s.ones(n)
+	tiles := upperTiles(d, tb)
+	sparse := sparseTargets(yr)
+	var acc [][]float64
+	if sparse {
+		acc = s.scratch.acc(parallel.Workers(len(tiles)), k*tb)
+	}
+	parallel.Tasks(len(tiles), func(w, t int) {
+		i0, i1, j0, j1 := tiles[t].bounds(d, tb)
+		a := blas64.General{Rows: n, Cols: i1 - i0, Stride: zr.Stride, Data: zr.Data[i0:]}
+		if i0 != j0 {
+			b := blas64.General{Rows: n, Cols: j1 - j0, Stride: zr.Stride, Data: zr.Data[j0:]}
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1, a, b, 1, blas64.General{Rows: i1 - i0, Cols: j1 - j0, Stride: d, Data: s.ZtZ[i0*d+j0:]})
+			return
 		}
-		yi := yr.Data[i*yr.Stride : i*yr.Stride+k]
-		for j, v := range yi {
+		blas64.Syrk(blas.Trans, 1, a, 1, blas64.Symmetric{N: i1 - i0, Stride: d, Uplo: blas.Upper, Data: s.ZtZ[i0*d+i0:]})
+		blas64.Gemv(blas.Trans, 1, a, blas64.Vector{N: n, Inc: 1, Data: ones}, 1, blas64.Vector{N: i1 - i0, Inc: 1, Data: s.SumZ[i0:]})
+		if !sparse {
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1, a, yr, 1, blas64.General{Rows: i1 - i0, Cols: k, Stride: k, Data: s.ZtY[i0*k:]})
+			return
+		}
+		// Few non-zero targets (one-hot classes): Zᵀy as sums of the rows
+		// of each class, y_rc·z_r added row by row into row c of a
+		// transposed scratch, then into Zᵀy — n·(i1 − i0) additions where
+		// a GEMM would do k times as many.
+		w0 := i1 - i0
+		yt := acc[w][:k*w0]
+		clear(yt)
+		for r := 0; r < n; r++ {
+			zrow := zr.Data[r*zr.Stride+i0 : r*zr.Stride+i1]
+			for c, v := range yr.Data[r*yr.Stride : r*yr.Stride+k] {
+				if v != 0 {
+					floats.AddScaled(yt[c*w0:(c+1)*w0], v, zrow)
+				}
+			}
+		}
+		for i := 0; i < w0; i++ {
+			row := s.ZtY[(i0+i)*k : (i0+i+1)*k]
+			for c := range row {
+				row[c] += yt[c*w0+i]
+			}
+		}
+	})
+	s.N += n
+	return nil
+}
+
+// sparseTargets reports whether the targets have at most one non-zero
+// per row on average (one-hot classes), when Add sums rows instead of
+// multiplying by y.
+func sparseTargets(y blas64.General) bool {
+	if y.Cols < 4 {
+		return false
+	}
+	nnz := 0
+	for i := 0; i < y.Rows; i++ {
+		for _, v := range y.Data[i*y.Stride : i*y.Stride+y.Cols] {
+			if v != 0 {
+				nnz++
+			}
+		}
+	}
+	return nnz <= y.Rows
+}
+
+// AddFloat32 accumulates the rows of z (n×D, single precision) and
+// targets y (n×K): each tile of ZᵀZ and Zᵀy is computed in single
+// precision (SSYRK, SGEMM), at about twice the double-precision rate, and
+// added into the float64 statistics, so rounding grows with the rows of
+// one call, not with the rows of the whole fit; Σz is summed in double
+// precision. The work is split as in Add, with the same bits on any number
+// of cores. Relative to Add the entries of ZᵀZ change by about
+// 2⁻²⁴·√n relative (n the rows of one call); package model's float32 path
+// measures what that does to a fit.
+func (s *Stats) AddFloat32(z blas32.General, y *mat.Dense) error {
+	return s.addFloat32(z, y, tileSide(z.Cols))
+}
+
+// AddFloat32Serial is AddFloat32 on the calling goroutine alone, with all
+// of ZᵀZ one SSYRK call, as AddSerial is for Add. It keeps a D×D
+// single-precision scratch matrix.
+func (s *Stats) AddFloat32Serial(z blas32.General, y *mat.Dense) error {
+	return s.addFloat32(z, y, max(z.Cols, 1))
+}
+
+// addFloat32 is AddFloat32 with tiles of side tb.
+func (s *Stats) addFloat32(z blas32.General, y *mat.Dense, tb int) error {
+	n, d := z.Rows, z.Cols
+	ny, k := y.Dims()
+	if d != s.D || k != s.K || n != ny {
+		return fmt.Errorf("linear: AddFloat32: got features %dx%d and targets %dx%d, want D=%d, K=%d and equal rows", n, d, ny, k, s.D, s.K)
+	}
+	if n == 0 {
+		return nil
+	}
+	if z.Stride < d || len(z.Data) < (n-1)*z.Stride+d {
+		panic("linear: AddFloat32: short feature matrix")
+	}
+	yr := y.RawMatrix()
+	s.addTargets(yr)
+	y32 := s.scratch.y32(n * k)
+	for i := 0; i < n; i++ {
+		for j, v := range yr.Data[i*yr.Stride : i*yr.Stride+k] {
+			y32[i*k+j] = float32(v)
+		}
+	}
+	tiles := upperTiles(d, tb)
+	bufs := s.scratch.tiles(parallel.Workers(len(tiles)), tb*max(tb, k))
+	parallel.Tasks(len(tiles), func(w, t int) {
+		i0, i1, j0, j1 := tiles[t].bounds(d, tb)
+		rows, cols := i1-i0, j1-j0
+		c := bufs[w][:rows*cols]
+		a := blas32.General{Rows: n, Cols: rows, Stride: z.Stride, Data: z.Data[i0:]}
+		if i0 != j0 {
+			b := blas32.General{Rows: n, Cols: cols, Stride: z.Stride, Data: z.Data[j0:]}
+			blas32.Gemm(blas.Trans, blas.NoTrans, 1, a, b, 0, blas32.General{Rows: rows, Cols: cols, Stride: cols, Data: c})
+			for i := 0; i < rows; i++ {
+				dst := s.ZtZ[(i0+i)*d+j0 : (i0+i)*d+j1]
+				for j, v := range c[i*cols : (i+1)*cols] {
+					dst[j] += float64(v)
+				}
+			}
+			return
+		}
+		blas32.Syrk(blas.Trans, 1, a, 0, blas32.Symmetric{N: rows, Stride: rows, Uplo: blas.Upper, Data: c})
+		for i := 0; i < rows; i++ {
+			dst := s.ZtZ[(i0+i)*d+i0+i : (i0+i)*d+i1]
+			for j, v := range c[i*rows+i : (i+1)*rows] {
+				dst[j] += float64(v)
+			}
+		}
+		c = c[:rows*k]
+		blas32.Gemm(blas.Trans, blas.NoTrans, 1, a, blas32.General{Rows: n, Cols: k, Stride: k, Data: y32}, 0, blas32.General{Rows: rows, Cols: k, Stride: k, Data: c})
+		for i, v := range c {
+			s.ZtY[i0*k+i] += float64(v)
+		}
+		sum := s.SumZ[i0:i1]
+		for r := 0; r < n; r++ {
+			for j, v := range z.Data[r*z.Stride+i0 : r*z.Stride+i1] {
+				sum[j] += float64(v)
+			}
+		}
+	})
+	s.N += n
+	return nil
+}
+
+// addTargets adds the rows of y to Σy and Σy².
+func (s *Stats) addTargets(yr blas64.General) {
+	for i := 0; i < yr.Rows; i++ {
+		for j, v := range yr.Data[i*yr.Stride : i*yr.Stride+yr.Cols] {
 			s.SumY[j] += v
 			s.SumY2[j] += v * v
 		}
 	}
-	s.N += n
-	return nil
+}
+
+// ones returns a slice of n ones, kept between calls.
+func (s *Stats) ones(n int) []float64 {
+	if len(s.scratch.one) < n {
+		s.scratch.one = make([]float64, n)
+		for i := range s.scratch.one {
+			s.scratch.one[i] = 1
+		}
+	}
+	return s.scratch.one[:n]
+}
+
+// scratch is the working memory Add and AddFloat32 keep between calls: a
+// vector of ones, the targets in single precision, one single-precision
+// tile per worker and one transposed block of Zᵀy per worker.
+type scratch struct {
+	one []float64
+	y   []float32
+	t   [][]float32
+	yt  [][]float64
+}
+
+func (sc *scratch) acc(workers, size int) [][]float64 {
+	for len(sc.yt) < workers {
+		sc.yt = append(sc.yt, nil)
+	}
+	for w := range sc.yt {
+		if len(sc.yt[w]) < size {
+			sc.yt[w] = make([]float64, size)
+		}
+	}
+	return sc.yt
+}
+
+func (sc *scratch) y32(n int) []float32 {
+	if len(sc.y) < n {
+		sc.y = make([]float32, n)
+	}
+	return sc.y[:n]
+}
+
+func (sc *scratch) tiles(workers, size int) [][]float32 {
+	for len(sc.t) < workers {
+		sc.t = append(sc.t, nil)
+	}
+	for w := range sc.t {
+		if len(sc.t[w]) < size {
+			sc.t[w] = make([]float32, size)
+		}
+	}
+	return sc.t
+}
+
+// tileSide returns the side of the square tiles into which Add splits
+// ZᵀZ for D features. It depends on D alone, never on the number of cores,
+// because the tiles fix the rounding of every entry. Larger tiles run
+// closer to the BLAS's peak (each tile's GEMM packs its two panels of Z
+// anew, an overhead in proportion to 1/side) and smaller ones balance
+// better over the cores: up to D = 1024 the side is D/2 (three tasks, an
+// even split on two cores), up to 2048 it is 256 (36 tasks at D = 2048),
+// and 512 above (36 tasks at D = 4096); D ≤ 128 is a single SYRK.
+func tileSide(d int) int {
+	switch {
+	case d <= 128:
+		return max(d, 1)
+	case d <= 1024:
+		return (d/2 + 63) / 64 * 64
+	case d <= 2048:
+		return 256
+	}
+	return 512
+}
+
+// tile is block (i, j), j ≥ i, of the upper triangle.
+type tile struct{ i, j int }
+
+// bounds returns the rows [i0, i1) and columns [j0, j1) of the tile.
+func (t tile) bounds(d, tb int) (i0, i1, j0, j1 int) {
+	return t.i * tb, min((t.i+1)*tb, d), t.j * tb, min((t.j+1)*tb, d)
+}
+
+// upperTiles lists the tiles of the upper triangle of a d×d matrix in
+// blocks of tb, the largest work first (off-diagonal tiles, then the
+// diagonal ones, which are half a tile of SYRK plus the Zᵀy and Σz rows),
+// so that dynamic scheduling finishes evenly.
+func upperTiles(d, tb int) []tile {
+	nb := (d + tb - 1) / tb
+	ts := make([]tile, 0, nb*(nb+1)/2)
+	for i := 0; i < nb; i++ {
+		for j := i + 1; j < nb; j++ {
+			ts = append(ts, tile{i, j})
+		}
+	}
+	for i := 0; i < nb; i++ {
+		ts = append(ts, tile{i, i})
+	}
+	return ts
 }
 
 // Merge adds the statistics of o into s.
@@ -120,17 +393,24 @@ func (s *Stats) Clone() *Stats {
 	return c
 }
 
-// centred returns C = ZᵀZ − n z̄z̄ᵀ (full symmetric), c = Zᵀy − n z̄ȳᵀ, the
-// centred Σ(y − ȳ)², z̄ and ȳ. Without intercept it returns the raw ones.
+// centred returns C = ZᵀZ − n z̄z̄ᵀ, c = Zᵀy − n z̄ȳᵀ, the centred
+// Σ(y − ȳ)², z̄ and ȳ. Without intercept it returns the raw ones.
 func (s *Stats) centred(intercept bool) (c *mat.SymDense, cy *mat.Dense, yy, zbar, ybar []float64) {
-	d, k := s.D, s.K
-	c = mat.NewSymDense(d, nil)
-	cy = mat.NewDense(d, k, nil)
-	yy = make([]float64, k)
-	zbar = make([]float64, d)
-	ybar = make([]float64, k)
+	zbar, ybar = s.means(intercept)
 	n := float64(s.N)
+	yy = make([]float64, s.K)
+	for j := range yy {
+		yy[j] = s.SumY2[j] - n*ybar[j]*ybar[j]
+	}
+	return s.centredSym(zbar), s.centredZtY(zbar, ybar), yy, zbar, ybar
+}
+
+// means returns z̄ and ȳ, or zeros without intercept.
+func (s *Stats) means(intercept bool) (zbar, ybar []float64) {
+	zbar = make([]float64, s.D)
+	ybar = make([]float64, s.K)
 	if intercept && s.N > 0 {
+		n := float64(s.N)
 		for j := range zbar {
 			zbar[j] = s.SumZ[j] / n
 		}
@@ -138,18 +418,62 @@ func (s *Stats) centred(intercept bool) (c *mat.SymDense, cy *mat.Dense, yy, zba
 			ybar[j] = s.SumY[j] / n
 		}
 	}
+	return zbar, ybar
+}
+
+// centredSym returns C = ZᵀZ − n z̄z̄ᵀ.
+func (s *Stats) centredSym(zbar []float64) *mat.SymDense {
+	d := s.D
+	u, _ := s.centredUpper(zbar, 0)
+	return mat.NewSymDense(d, u)
+}
+
+// centredUpper returns C + λI in the upper triangle of a d×d row-major
+// slice (the lower triangle is zero), C = ZᵀZ − n z̄z̄ᵀ, and its 1-norm
+// (largest column sum of magnitudes), computed in the same pass.
+func (s *Stats) centredUpper(zbar []float64, lambda float64) (u []float64, norm1 float64) {
+	d := s.D
+	n := float64(s.N)
+	u = make([]float64, d*d)
+	colSum := make([]float64, d)
 	for i := 0; i < d; i++ {
-		for j := i; j < d; j++ {
-			c.SetSym(i, j, s.ZtZ[i*d+j]-n*zbar[i]*zbar[j])
+		nz := n * zbar[i]
+		dst := u[i*d+i : (i+1)*d]
+		sums := colSum[i:]
+		for j, v := range s.ZtZ[i*d+i : (i+1)*d] {
+			dst[j] = v - nz*zbar[i+j]
 		}
-		for j := 0; j < k; j++ {
-			cy.Set(i, j, s.ZtY[i*k+j]-n*zbar[i]*ybar[j])
+		dst[0] += lambda
+		// Entry (i, j), j ≥ i, is in column j, and for j > i its mirror
+		// (j, i) is in column i.
+		var row float64
+		for j, v := range dst {
+			v = math.Abs(v)
+			sums[j] += v
+			row += v
+		}
+		sums[0] += row - math.Abs(dst[0])
+	}
+	for _, v := range colSum {
+		norm1 = math.Max(norm1, v)
+	}
+	return u, norm1
+}
+
+// centredZtY returns c = Zᵀy − n z̄ȳᵀ (D×K).
+func (s *Stats) centredZtY(zbar, ybar []float64) *mat.Dense {
+	d, k := s.D, s.K
+	n := float64(s.N)
+	cy := mat.NewDense(d, k, nil)
+	cyr := cy.RawMatrix()
+	for i := 0; i < d; i++ {
+		nz := n * zbar[i]
+		dy := cyr.Data[i*cyr.Stride : i*cyr.Stride+k]
+		for j, v := range s.ZtY[i*k : (i+1)*k] {
+			dy[j] = v - nz*ybar[j]
 		}
 	}
-	for j := range yy {
-		yy[j] = s.SumY2[j] - n*ybar[j]*ybar[j]
-	}
-	return
+	return cy
 }
 
 // Validate reports non-finite statistics (from NaN or Inf rows).

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/internal/limits"
-	"github.com/kernelkit/kernelkit/internal/parallel"
 	"github.com/kernelkit/kernelkit/linear"
 )
 
@@ -27,11 +27,11 @@ type Opener func() (b Batches, close func() error, err error)
 // FitStream fits a model in two passes over rows that need not fit in
 // memory: the first fits the scaler (data.ScalerAccumulator) and finds the
 // classes, the second transforms each batch and accumulates linear.Stats.
-// The second pass reads batches of one chunk (Options.ChunkRows) per
-// worker, transforms the chunks on all cores and adds their statistics in
-// row order exactly as Fit does (see Accumulate), so memory is
-// O(workers·chunk·(d + D) + (workers + 1)·folds·D²) whatever the number of
-// rows. With the same rows and options it gives the same model as Fit: bit
+// The second pass reads batches of a few chunks (Options.ChunkRows), the
+// next batch parsed on another goroutine while the chunks of the current
+// one are transformed and their statistics added exactly as Fit does (see
+// Accumulate), so memory is O(chunk·(d + D) + folds·D²) whatever the
+// number of rows. With the same rows and options it gives the same model as Fit: bit
 // for bit without standardisation (when every batch but the last is full),
 // and to rounding with it, as the streamed scaler rounds differently.
 func FitStream(ctx context.Context, opt Options, open Opener, names []string) (*Model, error) {
@@ -103,18 +103,18 @@ func FitStream(ctx context.Context, opt Options, open Opener, names []string) (*
 	if m.Map, err = opt.newMap(d); err != nil {
 		return nil, err
 	}
-	// Pass 2: statistics, in batches of one chunk per worker, added up
-	// chunk by chunk in row order as in Fit (see Accumulate).
+	// Pass 2: statistics, in batches of streamBatch chunks (a whole number
+	// of chunks per lane), chunk by chunk as in Fit (see Accumulate).
 	batch := chunk
-	if w := parallel.Workers(limits.MaxElements); chunk <= limits.MaxElements/w {
-		batch = chunk * w
+	if chunk <= limits.MaxElements/streamBatch {
+		batch = chunk * streamBatch
 	}
-	acc2, err := newAccumulator(m.Map, k, folds, chunk, min(batch, rows))
+	acc2, err := newAccumulator(m.Map, k, folds, chunk, min(batch, rows), opt.Float32)
 	if err != nil {
 		return nil, err
 	}
 	seen := 0
-	err = pass(open, batch, func(x *mat.Dense, y []float64) error {
+	err = passAhead(open, batch, func(x *mat.Dense, y []float64) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -152,20 +152,28 @@ func FitStream(ctx context.Context, opt Options, open Opener, names []string) (*
 	if err != nil {
 		return nil, err
 	}
-	stats := acc2.total
+	stats, err := acc2.result()
+	if err != nil {
+		return nil, err
+	}
 	if err := m.solve(opt, stats); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
+// streamBatch is the number of chunks FitStream's second pass reads at a
+// time: a whole number of chunks for each lane of the accumulator, so that
+// every lane has work in every batch.
+const streamBatch = 4 * statLanes
+
 // pass reads every batch of one opening of the rows.
-func pass(open Opener, chunk int, fn func(x *mat.Dense, y []float64) error) error {
+func pass(open Opener, chunk int, fn func(x *mat.Dense, y []float64) error) (err error) {
 	b, closeFn, err := open()
 	if err != nil {
 		return err
 	}
-	defer closeFn()
+	defer func() { err = errors.Join(err, closeFn()) }()
 	for {
 		x, y, err := b.Read(chunk)
 		if err == io.EOF {
@@ -178,4 +186,54 @@ func pass(open Opener, chunk int, fn func(x *mat.Dense, y []float64) error) erro
 			return err
 		}
 	}
+}
+
+// passAhead is pass with the next batch read (parsed) on another
+// goroutine while fn works on the current one, so that reading overlaps
+// the feature and statistics work. The batches reach fn in order.
+func passAhead(open Opener, chunk int, fn func(x *mat.Dense, y []float64) error) (err error) {
+	b, closeFn, err := open()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeFn()) }()
+	type batch struct {
+		x   *mat.Dense
+		y   []float64
+		err error
+	}
+	next := make(chan batch, 1)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(next)
+		for {
+			x, y, err := b.Read(chunk)
+			select {
+			case next <- batch{x, y, err}:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+	// Stop the reader before closeFn runs (deferred calls run last first).
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	for bt := range next {
+		if bt.err == io.EOF {
+			return nil
+		}
+		if bt.err != nil {
+			return bt.err
+		}
+		if err := fn(bt.x, bt.y); err != nil {
+			return err
+		}
+	}
+	return nil
 }

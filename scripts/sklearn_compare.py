@@ -1,19 +1,23 @@
 #!/usr/bin/env python3
-"""Side-by-side reference for kernelkit's letter benchmark, using scikit-learn.
+"""Side-by-side reference for kernelkit's fit benchmarks, using scikit-learn.
 
-Setting (the foundation issue): letter recognition, first 16000 rows train,
-last 4000 test, features standardised on the training rows, RBF kernel
-exp(-gamma ||x-y||^2) with gamma = 1/16, RBFSampler with D features and
-RidgeClassifier(alpha=lambda). Prints one JSON object per seed with test
-accuracy, relative Gram error on the first 1000 test rows, and the wall time
-of fit + predict (scaler, features, ridge, prediction; the Gram error is not
-timed), then the mean.
+Default setting (the foundation issue): letter recognition, first 16000 rows
+train, last 4000 test, features standardised on the training rows, RBF
+kernel exp(-gamma ||x-y||^2) with gamma = 1/16, RBFSampler with D features
+and RidgeClassifier(alpha=lambda). Other CSV files (label last) take
+--train/--test/--gamma/--lambda: the first --train rows train, the next
+--test rows test. Prints one JSON object per seed with test accuracy,
+relative Gram error on the first 1000 test rows, and the wall time of fit +
+predict (scaler, features, ridge, prediction; the Gram error is not timed),
+then the mean. --float32 casts the data to float32 first, which
+RBFSampler and RidgeClassifier keep (single-precision features and
+normal equations).
 
 Run with Debian's python3-sklearn (numpy on OpenBLAS once libopenblas-dev is
-installed):  /usr/bin/python3 scripts/sklearn_compare.py data/letter.csv
+installed):  /usr/bin/python3 scripts/sklearn_compare.py data/letter.csv 512
 """
+import argparse
 import json
-import sys
 import time
 
 import numpy as np
@@ -24,18 +28,29 @@ from sklearn.preprocessing import StandardScaler
 
 
 def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else "data/letter.csv"
-    D = int(sys.argv[2]) if len(sys.argv) > 2 else 512
-    gamma, lam = 1.0 / 16, 0.5
-    raw = np.loadtxt(path, delimiter=",", skiprows=1)
+    p = argparse.ArgumentParser()
+    p.add_argument("path", nargs="?", default="data/letter.csv")
+    p.add_argument("D", nargs="?", type=int, default=512)
+    p.add_argument("--train", type=int, default=16000)
+    p.add_argument("--test", type=int, default=4000)
+    p.add_argument("--gamma", type=float, default=1.0 / 16)
+    p.add_argument("--lambda", dest="lam", type=float, default=0.5)
+    p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds")
+    p.add_argument("--float32", action="store_true")
+    a = p.parse_args()
+    D, gamma, lam = a.D, a.gamma, a.lam
+    raw = np.loadtxt(a.path, delimiter=",", skiprows=1)
     X, y = raw[:, :-1], raw[:, -1].astype(int)
-    Xtr, ytr, Xte, yte = X[:16000], y[:16000], X[16000:], y[16000:]
+    if a.float32:
+        X = X.astype(np.float32)
+    Xtr, ytr = X[:a.train], y[:a.train]
+    Xte, yte = X[a.train:a.train + a.test], y[a.train:a.train + a.test]
     rows = []
     # One untimed warm-up run, so that library loading and first-call costs
     # are not charged to the first seed.
     RidgeClassifier(alpha=lam).fit(RBFSampler(gamma=gamma, n_components=D, random_state=99).fit_transform(
-        StandardScaler().fit_transform(Xtr)), ytr)
-    for seed in range(3):
+        StandardScaler().fit_transform(Xtr[:4000])), ytr[:4000])
+    for seed in [int(s) for s in a.seeds.split(",")]:
         t0 = time.perf_counter()
         sc = StandardScaler().fit(Xtr)
         A, B = sc.transform(Xtr), sc.transform(Xte)
@@ -44,13 +59,14 @@ def main():
         clf = RidgeClassifier(alpha=lam).fit(Ztr, ytr)
         acc = float((clf.predict(rbf.transform(B)) == yte).mean())
         secs = time.perf_counter() - t0
-        T = B[:1000]
+        T = B[:1000].astype(np.float64)
         K = rbf_kernel(T, gamma=gamma)
         Zt = rbf.transform(T)
         err = float(np.linalg.norm(K - Zt @ Zt.T) / np.linalg.norm(K))
-        row = {"seed": seed, "test_accuracy": acc, "gram_error": err, "seconds": secs}
+        row = {"seed": seed, "test_accuracy": acc, "gram_error": err, "seconds": secs,
+               "dtype": str(Ztr.dtype)}
         rows.append(row)
-        print(json.dumps(row))
+        print(json.dumps(row), flush=True)
     mean = {k: float(np.mean([r[k] for r in rows])) for k in ("test_accuracy", "gram_error", "seconds")}
     mean["features"] = D
     print(json.dumps({"mean": mean}))
