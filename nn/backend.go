@@ -2,6 +2,8 @@ package nn
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/gomlx/gomlx/backends"
@@ -26,22 +28,49 @@ var (
 
 // Backend returns the GoMLX backend of the given configuration (empty:
 // DefaultBackend), opened once per configuration and shared. Backends other
-// than the pure-Go one (e.g. "xla:cuda") must be linked into the program.
+// than the pure-Go one (e.g. "xla:cuda") must be linked into the program
+// (the xla build tag); a backend that is not linked in, or that fails to
+// start (no plugin, no device), is an error, never a panic.
 func Backend(config string) (backends.Backend, error) {
 	if config == "" {
 		config = DefaultBackend
+	}
+	name, _, _ := strings.Cut(config, ":")
+	if !slices.Contains(backends.List(), name) {
+		if name == "xla" {
+			return nil, fmt.Errorf("nn: GoMLX backend %q is not linked into this program (build with CGO_ENABLED=1 and -tags xla)", config)
+		}
+		return nil, fmt.Errorf("nn: unknown GoMLX backend %q (linked in: %s)", config, strings.Join(Backends(), ", "))
 	}
 	backendMu.Lock()
 	defer backendMu.Unlock()
 	if b, ok := opened[config]; ok {
 		return b, nil
 	}
-	b, err := backends.NewWithConfig(config)
+	b, err := newBackend(config)
 	if err != nil {
 		return nil, fmt.Errorf("nn: GoMLX backend %q: %w", config, err)
 	}
 	opened[config] = b
 	return b, nil
+}
+
+// Backends lists the GoMLX backends linked into this program, sorted.
+func Backends() []string {
+	l := backends.List()
+	slices.Sort(l)
+	return l
+}
+
+// newBackend opens a backend, turning GoMLX's panics (it reports some
+// failures to start a plugin that way) into errors.
+func newBackend(config string) (b backends.Backend, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			b, err = nil, fmt.Errorf("%v", r)
+		}
+	}()
+	return backends.NewWithConfig(config)
 }
 
 // HasFFT reports whether the backend implements the FFT op (XLA does, the
