@@ -102,6 +102,38 @@ type Options struct {
 	Float32 bool
 	// Progress, if set, is called with the number of rows done.
 	Progress func(done, total int)
+	// Accumulator, if set, makes the accumulator of the ridge statistics
+	// (e.g. one that computes them on a GPU: package device); nil means
+	// kernelkit's CPU accumulator (see Accumulate). Fit and FitStream call
+	// it once, with the fitted map, the number of target columns and the
+	// number of folds.
+	Accumulator NewStatsAccumulator
+}
+
+// StatsAccumulator adds up the ridge statistics (ZᵀZ, ZᵀY, …) of a feature
+// map's features of batches of rows. Rows are counted across calls to Add
+// in the order they are added; row i goes to fold i mod folds.
+type StatsAccumulator interface {
+	// Add adds the statistics of the rows of x, with targets (one row per
+	// row of x), calling progress, if set, with the rows of this batch
+	// done so far. It stops with ctx's error.
+	Add(ctx context.Context, x, targets *mat.Dense, progress func(done int)) error
+	// Result returns the statistics, one per fold. The accumulator must
+	// not be used after.
+	Result() ([]*linear.Stats, error)
+}
+
+// NewStatsAccumulator makes a StatsAccumulator for map t's features, k
+// target columns and the given number of folds.
+type NewStatsAccumulator func(t features.Transformer, k, folds int) (StatsAccumulator, error)
+
+// newStats returns the accumulator opt selects: opt.Accumulator's, or the
+// CPU accumulator for batches of at most maxRows rows.
+func (opt Options) newStats(t features.Transformer, k, folds, maxRows int) (StatsAccumulator, error) {
+	if opt.Accumulator != nil {
+		return opt.Accumulator(t, k, folds)
+	}
+	return newAccumulator(t, k, folds, opt.ChunkRows, maxRows, opt.Float32)
 }
 
 // Model is a fitted kernel ridge model on random features.
@@ -183,7 +215,7 @@ func Fit(ctx context.Context, opt Options, train *data.Dataset) (*Model, error) 
 		return nil, fmt.Errorf("model: k-fold needs folds ≤ rows, got %d folds for %d rows", folds, train.Rows())
 	}
 	n := train.Rows()
-	acc, err := newAccumulator(mp, targets.RawMatrix().Cols, folds, opt.ChunkRows, n, opt.Float32)
+	acc, err := opt.newStats(mp, targets.RawMatrix().Cols, folds, n)
 	if err != nil {
 		return nil, err
 	}
@@ -191,10 +223,10 @@ func Fit(ctx context.Context, opt Options, train *data.Dataset) (*Model, error) 
 	if opt.Progress != nil {
 		report = func(done int) { opt.Progress(done, n) }
 	}
-	if err := acc.add(ctx, x, targets, report); err != nil {
+	if err := acc.Add(ctx, x, targets, report); err != nil {
 		return nil, err
 	}
-	stats, err := acc.result()
+	stats, err := acc.Result()
 	if err != nil {
 		return nil, err
 	}
@@ -314,10 +346,10 @@ func Accumulate(ctx context.Context, t features.Transformer, x, targets *mat.Den
 	if progress != nil {
 		report = func(done int) { progress(done, n) }
 	}
-	if err := a.add(ctx, x, targets, report); err != nil {
+	if err := a.Add(ctx, x, targets, report); err != nil {
 		return nil, err
 	}
-	return a.result()
+	return a.Result()
 }
 
 // statLanes is the number of chunks whose statistics are computed at once,
@@ -397,9 +429,9 @@ func statsSet(folds, dim, k int) []*linear.Stats {
 	return set
 }
 
-// result adds the lanes' statistics up, in lane order, and returns them
+// Result adds the lanes' statistics up, in lane order, and returns them
 // (one Stats per fold); the accumulator must not be used after.
-func (a *accumulator) result() ([]*linear.Stats, error) {
+func (a *accumulator) Result() ([]*linear.Stats, error) {
 	total := a.lanes[0].stats
 	for _, l := range a.lanes[1:] {
 		for f, s := range l.stats {
@@ -411,10 +443,10 @@ func (a *accumulator) result() ([]*linear.Stats, error) {
 	return total, nil
 }
 
-// add accumulates the rows of x and targets, calling progress, if set,
+// Add accumulates the rows of x and targets, calling progress, if set,
 // with the rows of this batch done so far after each chunk. It stops with
 // ctx's error between chunks.
-func (a *accumulator) add(ctx context.Context, x, targets *mat.Dense, progress func(done int)) error {
+func (a *accumulator) Add(ctx context.Context, x, targets *mat.Dense, progress func(done int)) error {
 	n, d := x.Dims()
 	if r := min(a.chunk, n); r > a.bufRows {
 		if _, err := limits.Matrix("model: feature chunk", r, a.dim); err != nil {

@@ -109,7 +109,7 @@ func FitStream(ctx context.Context, opt Options, open Opener, names []string) (*
 	if chunk <= limits.MaxElements/streamBatch {
 		batch = chunk * streamBatch
 	}
-	acc2, err := newAccumulator(m.Map, k, folds, chunk, min(batch, rows), opt.Float32)
+	acc2, err := opt.newStats(m.Map, k, folds, min(batch, rows))
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +143,7 @@ func FitStream(ctx context.Context, opt Options, open Opener, names []string) (*
 		if opt.Progress != nil {
 			progress = func(done int) { opt.Progress(seen+done, rows) }
 		}
-		if err := acc2.add(ctx, x, targets, progress); err != nil {
+		if err := acc2.Add(ctx, x, targets, progress); err != nil {
 			return err
 		}
 		seen += n
@@ -152,7 +152,7 @@ func FitStream(ctx context.Context, opt Options, open Opener, names []string) (*
 	if err != nil {
 		return nil, err
 	}
-	stats, err := acc2.result()
+	stats, err := acc2.Result()
 	if err != nil {
 		return nil, err
 	}
