@@ -51,3 +51,28 @@ func BenchmarkTransform(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTransformOneRow measures the per-call cost of a map on a single
+// row (the serving path), with its allocations: d = 16, D = 1024.
+func BenchmarkTransformOneRow(b *testing.B) {
+	for _, c := range []Config{
+		{Kernel: "rbf", Form: "cos", Gamma: 0.1, Features: 1024},
+		{Kernel: "softmax", Form: "positive", Features: 1024},
+	} {
+		b.Run(c.Kernel+"-"+c.Form, func(b *testing.B) {
+			mp, err := New(c, 16)
+			if err != nil {
+				b.Fatal(err)
+			}
+			x := randomRows(1, 16, 1, 0.3)
+			z := mat.NewDense(1, mp.Dim(), nil)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := mp.Transform(z, x); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
