@@ -15,6 +15,7 @@ import (
 
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/internal/parallel"
+	"github.com/kernelkit/kernelkit/internal/vmath"
 )
 
 // Attention maps queries, keys and values (Lq×d, Lk×d, Lk×dv) to outputs
@@ -209,12 +210,17 @@ func (e Exact) ApplyMasked(q, k, v *mat.Dense, keyPadding []bool) (*mat.Dense, e
 			n := visible(lo + i)
 			mx := math.Inf(-1)
 			for _, x := range row[:n] {
-				mx = math.Max(mx, x)
+				if x > mx {
+					mx = x
+				}
 			}
+			for j := range row[:n] {
+				row[j] -= mx
+			}
+			vmath.Exp(row[:n], row[:n])
 			var sum float64
-			for j := 0; j < n; j++ {
-				row[j] = math.Exp(row[j] - mx)
-				sum += row[j]
+			for _, x := range row[:n] {
+				sum += x
 			}
 			inv := 1 / sum
 			for j := 0; j < n; j++ {

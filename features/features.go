@@ -631,19 +631,21 @@ func (mp *Map) chunk(sc *scratch, dst, x *mat.Dense, lo, hi int, logScale []floa
 				off = -mx
 			}
 			for j, v := range ai {
-				e := math.Exp(v + off)
-				if math.IsInf(e, 0) {
-					ok = false
-				}
-				out[j] = e
+				out[j] = v + off
 			}
 			if mp.kind == kindHyperbolic {
 				for j, v := range ai {
-					e := math.Exp(-v + off)
-					if math.IsInf(e, 0) {
-						ok = false
-					}
-					out[m+j] = e
+					out[m+j] = -v + off
+				}
+			}
+			e := out[:m]
+			if mp.kind == kindHyperbolic {
+				e = out[:2*m]
+			}
+			vmath.Exp(e, e)
+			for _, v := range e {
+				if math.IsInf(v, 0) {
+					ok = false
 				}
 			}
 		case kindHeaviside:

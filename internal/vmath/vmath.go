@@ -1,15 +1,3 @@
-// Package vmath holds branch-free elementary functions for kernelkit's
-// element-wise passes over projected rows.
-//
-// Go's math.Cos and math.Sincos choose their polynomial and sign by
-// branches on the octant of the argument; with the random arguments of
-// random features those branches are unpredictable and cost more than the
-// arithmetic. Cos and Sincos here reduce by multiples of π/2 (three-part
-// Cody-Waite, exact for |x| < 10⁵), evaluate both Cephes polynomials on
-// [−π/4, π/4] (the coefficients math uses) and select by table lookup, so
-// the loop has no data-dependent branch. Arguments beyond 10⁵ in magnitude,
-// NaN and Inf fall back to the math package. The error is within 2 ulp of
-// math's results on the tested range.
 package vmath
 
 import "math"

@@ -1,0 +1,31 @@
+// Package vmath holds fast elementary functions for kernelkit's
+// element-wise passes: over projected rows (random features) and over
+// attention scores.
+//
+// # Cos and Sincos
+//
+// Go's math.Cos and math.Sincos choose their polynomial and sign by
+// branches on the octant of the argument; with the random arguments of
+// random features those branches are unpredictable and cost more than the
+// arithmetic. Cos and Sincos here reduce by multiples of π/2 (three-part
+// Cody-Waite, exact for |x| < 10⁵), evaluate both Cephes polynomials on
+// [−π/4, π/4] (the coefficients math uses) and select by table lookup, so
+// the loop has no data-dependent branch. Arguments beyond 10⁵ in magnitude,
+// NaN and Inf fall back to the math package. The error is within 2 ulp of
+// math's results on the tested range.
+//
+// # Exp
+//
+// Exp works on slices, four values at a time with AVX2 where the CPU has
+// it; the kernel performs the same floating-point operations, in the same
+// order, as its pure-Go fallback (no fused multiply-add), so results are
+// the same bits on every amd64 CPU and every other architecture.
+//
+// exp(x) = 2ⁿ·exp(r) with n = round(x/ln 2) and r = x − n·ln 2, the
+// product n·ln 2 taken in two parts (Cody–Waite) so that r is exact to
+// about 2⁻⁶⁶; |r| ≤ ln 2/2, where the Taylor polynomial of degree 13
+// (evaluated by Estrin's scheme) has a truncation error below 2⁻⁵⁶
+// relative. 2ⁿ is added to the exponent field. Arguments outside
+// [−707, 709] (where the result would overflow, be subnormal or is not a
+// number) take math.Exp. The error against math.Exp is below 3 ulp (test).
+package vmath
