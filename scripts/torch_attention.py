@@ -5,9 +5,9 @@ and performer-pytorch) on random N(0,1) Q, K, V of one head, float64, on this ma
 cores. Causal linear attention is the chunked form (masked product inside a chunk of 128,
 running state across chunks), the memory-bounded formulation of performer-pytorch's
 causal_linear_attention_noncuda. Prints one JSON object per length with the minimum of
-REPEATS timings (after one untimed warm-up) and, at the shorter lengths, the relative
-Frobenius error of the linear output against exact (a check that both compute the same
-thing). Needs Debian's python3-torch; run by scripts/compare_attention.sh.
+REPEATS timings (after one untimed warm-up) and, at the lengths with exact attention, the
+linear output's MSE and relative Frobenius error against exact (compare with the MSE of
+`kernelkit attention --features 256 --variants positive`: both compute the same estimator). Needs Debian's python3-torch; run by scripts/compare_attention.sh.
 
 Usage: /usr/bin/python3 scripts/torch_attention.py --lengths 1024,4096 --d 16 [--causal]
 """
@@ -83,7 +83,9 @@ def main():
             if L <= a.max_exact:
                 row["exact_seconds"] = timed(lambda: exact(q, k, v, a.causal), a.repeats)
                 e = exact(q, k, v, a.causal)
-                row["linear_rel_error"] = float((linear(q, k, v, w, a.causal) - e).norm() / e.norm())
+                diff = linear(q, k, v, w, a.causal) - e
+                row["linear_mse"] = float((diff * diff).mean())
+                row["linear_rel_error"] = float(diff.norm() / e.norm())
         print(json.dumps(row), flush=True)
 
 if __name__ == "__main__":
