@@ -1,10 +1,14 @@
 package features
 
-import "math"
+import (
+	"math"
+
+	"github.com/kernelkit/kernelkit/internal/vmath"
+)
 
 // haveCosKernel reports whether the CPU and the operating system support
 // the AVX2 kernels of cos_amd64.s.
-var haveCosKernel = hasAVX2()
+var haveCosKernel = vmath.HasAVX2()
 
 // cosConsts holds the constants of the kernels, each broadcast to the four
 // lanes of a 256-bit register, in the order cos_amd64.s reads them.
@@ -19,10 +23,6 @@ var cosConsts = func() (t [18][4]uint64) {
 	}
 	return t
 }()
-
-// hasAVX2 reports whether the CPU has AVX2 and the operating system saves
-// the YMM registers.
-func hasAVX2() bool
 
 // cosKernel computes out[j] = c·cos(a[j] + b[j]) as cos64 does, four at
 // a time, for j from 0 while four values remain (len(b) and len(out) at

@@ -20,33 +20,6 @@
 #define K_C9 512
 #define K_C10 544
 
-// func hasAVX2() bool
-TEXT ·hasAVX2(SB), NOSPLIT, $0-1
-	MOVL $1, AX
-	XORL CX, CX
-	CPUID
-	// OSXSAVE (bit 27) and AVX (bit 28).
-	ANDL $0x18000000, CX
-	CMPL CX, $0x18000000
-	JNE  no
-	XORL CX, CX
-	XGETBV
-	// XMM and YMM state enabled by the OS.
-	ANDL $6, AX
-	CMPL AX, $6
-	JNE  no
-	MOVL $7, AX
-	XORL CX, CX
-	CPUID
-	// AVX2: leaf 7, EBX bit 5.
-	BTL  $5, BX
-	JCC  no
-	MOVB $1, ret+0(FP)
-	RET
-no:
-	MOVB $0, ret+0(FP)
-	RET
-
 // The kernels keep c in Y15, 1.5·2⁵² in Y14, 1/π in Y13, cosLimit in Y12
 // and the address of cosConsts in R8.
 #define SETUP \

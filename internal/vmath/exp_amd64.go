@@ -22,6 +22,11 @@ var expConsts = func() (t [21][4]uint64) {
 // the YMM registers.
 func hasAVX2() bool
 
+// HasAVX2 reports whether the CPU has AVX2 and the operating system saves
+// the YMM registers (the condition of the AVX2 kernels here and in package
+// features).
+func HasAVX2() bool { return haveAVX2 }
+
 // expKernel computes dst[j] = exp1(src[j]) four at a time from j = 0 while
 // four values remain, stopping early at a block of four with an argument
 // out of [expLo, expHi] (or NaN); it returns the number done, a multiple of
