@@ -19,16 +19,28 @@ import (
 	"github.com/kernelkit/kernelkit/internal/rng"
 )
 
-// Dataset is a table of numeric features with one target per row.
+// Dataset is a table of numeric features with one target per row (or
+// several, for multi-output regression) and optional row weights.
 type Dataset struct {
 	X *mat.Dense
 	// Y holds the targets: class indices for classification, real values
-	// for regression. It is nil for unlabelled data.
+	// for regression. It is nil for unlabelled data, and for data with
+	// several target columns (Targets).
 	Y []float64
 	// Names holds the feature column names (nil for LIBSVM data).
 	Names []string
 	// Label is the name of the target column ("" if none).
 	Label string
+	// Targets holds the targets of multi-output regression, one column
+	// per target column named by CSVOptions.Targets (n×k, k ≥ 2), with
+	// their names in TargetNames; nil otherwise.
+	Targets     *mat.Dense
+	TargetNames []string
+	// Weights holds the rows' sample weights, read from the column named
+	// WeightColumn (CSVOptions.Weight); nil without one. They are not
+	// features: X does not hold the column.
+	Weights      []float64
+	WeightColumn string
 }
 
 // Rows returns the number of rows.
@@ -37,23 +49,52 @@ func (d *Dataset) Rows() int { r, _ := d.X.Dims(); return r }
 // Cols returns the number of feature columns.
 func (d *Dataset) Cols() int { _, c := d.X.Dims(); return c }
 
-// CSVOptions selects the label column of a CSV file.
+// CSVOptions selects the label column of a CSV file, and the weight and
+// target columns that are not features.
 type CSVOptions struct {
 	// Label names the target column. Empty means the last column, unless
-	// NoLabel is set.
+	// NoLabel or Targets is set.
 	Label string
-	// NoLabel reads every column as a feature.
+	// NoLabel reads every column as a feature (but Weight).
 	NoLabel bool
+	// Targets names several target columns (multi-output regression),
+	// read into Dataset.Targets (Batch.Targets) in this order instead of
+	// one label; one name is the same as Label. It excludes Label and
+	// NoLabel, and every name must be a column of the file, once.
+	Targets []string
+	// Weight names a column of per-row sample weights, read into
+	// Dataset.Weights (Batch.Weights) and left out of the features. The
+	// values are parsed like every cell; whether they are valid weights
+	// (finite, non-negative) is for the fit to check.
+	Weight string
+}
+
+// Batch is one batch of rows of a file: the features and whatever the
+// file has of targets and weights.
+type Batch struct {
+	X *mat.Dense
+	// Y holds one target per row (nil for unlabelled data or several
+	// target columns).
+	Y []float64
+	// Targets holds several targets per row (n×k, CSVOptions.Targets),
+	// nil otherwise.
+	Targets *mat.Dense
+	// Weights holds the rows' weights (CSVOptions.Weight), nil otherwise.
+	Weights []float64
 }
 
 // CSVReader streams batches of rows from a CSV file with a header row.
 type CSVReader struct {
-	r      *csv.Reader
-	in     *recordLimiter
-	names  []string
-	label  int // column index of the label, −1 if none
-	labelN string
-	line   int // line of the last record read
+	r       *csv.Reader
+	in      *recordLimiter
+	names   []string
+	label   int // column index of the label, −1 if none
+	labelN  string
+	weight  int // column index of the weight, −1 if none
+	weightN string
+	target  []int // target index of each column (−1: not a target), nil without Targets
+	targetN []string
+	line    int // line of the last record read
 }
 
 // NewCSVReader reads the header and prepares to stream rows. A UTF-8
@@ -79,11 +120,43 @@ func NewCSVReader(r io.Reader, opt CSVOptions) (*CSVReader, error) {
 		return nil, fmt.Errorf("data: CSV header has %d columns, above the limit of %d feature columns", len(header), limits.MaxDim)
 	}
 	header = append([]string(nil), header...)
-	c := &CSVReader{r: cr, in: in, label: -1, line: 1}
+	c := &CSVReader{r: cr, in: in, label: -1, weight: -1, line: 1}
+	if len(opt.Targets) == 1 && opt.Label == "" {
+		opt.Label, opt.Targets = opt.Targets[0], nil
+	}
+	if len(opt.Targets) > 0 && (opt.Label != "" || opt.NoLabel) {
+		return nil, errors.New("data: CSV options name several target columns and a label (or none)")
+	}
+	if opt.Weight != "" {
+		if c.weight = column(header, opt.Weight); c.weight < 0 {
+			return nil, fmt.Errorf("data: CSV has no weight column %s (columns: %s)", quote(opt.Weight), quote(strings.Join(header, ", ")))
+		}
+		c.weightN = opt.Weight
+	}
+	if len(opt.Targets) > 0 {
+		c.target = make([]int, len(header))
+		for i := range c.target {
+			c.target[i] = -1
+		}
+		for t, name := range opt.Targets {
+			i := column(header, name)
+			if i < 0 {
+				return nil, fmt.Errorf("data: CSV has no target column %s (columns: %s)", quote(name), quote(strings.Join(header, ", ")))
+			}
+			if c.target[i] >= 0 || i == c.weight {
+				return nil, fmt.Errorf("data: CSV column %s named twice as a target or weight", quote(name))
+			}
+			c.target[i] = t
+		}
+		c.targetN = append([]string(nil), opt.Targets...)
+	}
 	switch {
-	case opt.NoLabel:
+	case opt.NoLabel || c.target != nil:
 	case opt.Label == "":
 		c.label = len(header) - 1
+		if c.label == c.weight {
+			return nil, errors.New("data: CSV weight column is the last column, the default label; name the label")
+		}
 	default:
 		for i, h := range header {
 			if strings.TrimSpace(h) == opt.Label {
@@ -93,13 +166,18 @@ func NewCSVReader(r io.Reader, opt CSVOptions) (*CSVReader, error) {
 		if c.label < 0 {
 			return nil, fmt.Errorf("data: CSV has no column %s (columns: %s)", quote(opt.Label), quote(strings.Join(header, ", ")))
 		}
+		if c.label == c.weight {
+			return nil, fmt.Errorf("data: CSV column %s is both the label and the weight", quote(opt.Label))
+		}
 	}
 	for i, h := range header {
-		if i == c.label {
+		switch {
+		case i == c.label:
 			c.labelN = strings.TrimSpace(h)
-			continue
+		case i == c.weight || c.isTarget(i):
+		default:
+			c.names = append(c.names, strings.TrimSpace(h))
 		}
-		c.names = append(c.names, strings.TrimSpace(h))
 	}
 	if len(c.names) == 0 {
 		return nil, errors.New("data: CSV has no feature columns")
@@ -107,18 +185,45 @@ func NewCSVReader(r io.Reader, opt CSVOptions) (*CSVReader, error) {
 	return c, nil
 }
 
+// column returns the index of the column named name (spaces around the
+// header cells trimmed), the last one if several are, or −1.
+func column(header []string, name string) int {
+	at := -1
+	for i, h := range header {
+		if strings.TrimSpace(h) == name {
+			at = i
+		}
+	}
+	return at
+}
+
+// isTarget reports whether column i is one of several target columns.
+func (c *CSVReader) isTarget(i int) bool { return c.target != nil && c.target[i] >= 0 }
+
 // Names returns the feature column names.
 func (c *CSVReader) Names() []string { return c.names }
 
 // Read returns up to max rows (all remaining rows if max ≤ 0) as a feature
-// matrix and targets (nil without a label column). At the end of the file
-// it returns io.EOF with no rows. Cells must be plain decimal numbers (see
-// the package documentation); a batch larger than limits.MaxElements
+// matrix and targets (nil without a label column, or with several target
+// columns: ReadBatch returns those, and the weights). At the end of the
+// file it returns io.EOF with no rows. Cells must be plain decimal numbers
+// (see the package documentation); a batch larger than limits.MaxElements
 // values is refused.
 func (c *CSVReader) Read(max int) (*mat.Dense, []float64, error) {
+	b, err := c.ReadBatch(max)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b.X, b.Y, nil
+}
+
+// ReadBatch is Read with the weights (CSVOptions.Weight) and the several
+// targets (CSVOptions.Targets) of the rows, if the reader has them.
+func (c *CSVReader) ReadBatch(max int) (*Batch, error) {
 	width := len(c.names)
 	maxRows := limits.MaxElements / width
-	var xs, ys []float64
+	k := len(c.targetN)
+	var xs, ys, ws, ts []float64
 	n := 0
 	for max <= 0 || n < max {
 		c.in.start(c.r.InputOffset())
@@ -130,39 +235,51 @@ func (c *CSVReader) Read(max int) (*mat.Dense, []float64, error) {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
 				if errors.Is(pe.Err, csv.ErrFieldCount) {
-					return nil, nil, fmt.Errorf("data: CSV line %d has %d fields, header has %d", pe.StartLine, len(rec), width+btoi(c.label >= 0))
+					return nil, fmt.Errorf("data: CSV line %d has %d fields, header has %d", pe.StartLine, len(rec), width+btoi(c.label >= 0)+btoi(c.weight >= 0)+k)
 				}
-				return nil, nil, fmt.Errorf("data: CSV: %w", err)
+				return nil, fmt.Errorf("data: CSV: %w", err)
 			}
-			return nil, nil, fmt.Errorf("data: CSV after line %d: %w", c.line, err)
+			return nil, fmt.Errorf("data: CSV after line %d: %w", c.line, err)
 		}
 		line, _ := c.r.FieldPos(0)
 		c.line = line
 		if n == maxRows {
 			_, err := limits.Matrix("the data matrix", n+1, width)
-			return nil, nil, fmt.Errorf("data: CSV line %d: %w; read the file in batches", line, err)
+			return nil, fmt.Errorf("data: CSV line %d: %w; read the file in batches", line, err)
+		}
+		if k > 0 {
+			ts = append(ts, make([]float64, k)...)
 		}
 		for i, cell := range rec {
 			v, err := parseDecimal(strings.TrimSpace(cell))
 			if err != nil {
 				line, _ := c.r.FieldPos(i)
-				return nil, nil, fmt.Errorf("data: CSV line %d, column %d: %w", line, i+1, err)
+				return nil, fmt.Errorf("data: CSV line %d, column %d: %w", line, i+1, err)
 			}
-			if i == c.label {
+			switch {
+			case i == c.label:
 				ys = append(ys, v)
-			} else {
+			case i == c.weight:
+				ws = append(ws, v)
+			case c.isTarget(i):
+				ts[n*k+c.target[i]] = v
+			default:
 				xs = append(xs, v)
 			}
 		}
 		n++
 	}
 	if n == 0 {
-		return nil, nil, io.EOF
+		return nil, io.EOF
 	}
-	if c.label < 0 {
-		ys = nil
+	b := &Batch{X: mat.NewDense(n, width, xs), Weights: ws}
+	if c.label >= 0 {
+		b.Y = ys
 	}
-	return mat.NewDense(n, width, xs), ys, nil
+	if k > 0 {
+		b.Targets = mat.NewDense(n, k, ts)
+	}
+	return b, nil
 }
 
 func btoi(b bool) int {
@@ -178,14 +295,15 @@ func ReadCSV(r io.Reader, opt CSVOptions) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	x, y, err := c.Read(0)
+	b, err := c.ReadBatch(0)
 	if err == io.EOF {
 		return nil, errors.New("data: CSV has a header but no rows")
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &Dataset{X: x, Y: y, Names: c.names, Label: c.labelN}, nil
+	return &Dataset{X: b.X, Y: b.Y, Names: c.names, Label: c.labelN,
+		Targets: b.Targets, TargetNames: c.targetN, Weights: b.Weights, WeightColumn: c.weightN}, nil
 }
 
 // ReadLIBSVM reads the LIBSVM/SVMlight format "label idx:val idx:val ..."
@@ -360,17 +478,32 @@ func (s *Scaler) Transform(x *mat.Dense) (*mat.Dense, error) {
 func (d *Dataset) Subset(idx []int) *Dataset {
 	_, c := d.X.Dims()
 	x := mat.NewDense(len(idx), c, nil)
-	var y []float64
+	var y, w []float64
 	if d.Y != nil {
 		y = make([]float64, len(idx))
+	}
+	if d.Weights != nil {
+		w = make([]float64, len(idx))
+	}
+	var t *mat.Dense
+	if d.Targets != nil {
+		_, k := d.Targets.Dims()
+		t = mat.NewDense(len(idx), k, nil)
 	}
 	for i, r := range idx {
 		copy(x.RawRowView(i), d.X.RawRowView(r))
 		if y != nil {
 			y[i] = d.Y[r]
 		}
+		if w != nil {
+			w[i] = d.Weights[r]
+		}
+		if t != nil {
+			t.SetRow(i, d.Targets.RawRowView(r))
+		}
 	}
-	return &Dataset{X: x, Y: y, Names: d.Names, Label: d.Label}
+	return &Dataset{X: x, Y: y, Names: d.Names, Label: d.Label,
+		Targets: t, TargetNames: d.TargetNames, Weights: w, WeightColumn: d.WeightColumn}
 }
 
 // SplitAt returns the first n rows and the rest.

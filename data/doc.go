@@ -8,6 +8,13 @@
 // rejects malformed input with an error naming the line: empty files,
 // rows of the wrong length, non-numeric cells and NaN or Inf values.
 //
+// Besides the features, a CSV file may have a column of row weights
+// (CSVOptions.Weight → Dataset.Weights) and several target columns for
+// multi-output regression (CSVOptions.Targets → Dataset.Targets); neither
+// is a feature, and CSVReader.ReadBatch streams them with the rows.
+// FitScalerWeighted and ScalerAccumulator.AddWeighted standardise with
+// the weights (an integer weight counts as that many copies of the row).
+//
 // # Numbers
 //
 // A cell of a CSV file, and a label or value of a LIBSVM file, is a plain

@@ -40,6 +40,18 @@ type OpenOptions struct {
 	// Label). A LIBSVM file gets exactly Width columns: features beyond
 	// its largest index are zero, an index beyond Width is an error.
 	Width int
+	// Targets names several CSV target columns (multi-output regression)
+	// instead of Label; see CSVOptions.Targets. With Columns or Width they
+	// are optional, as Label is: read into Dataset.Targets if the file has
+	// them all, an error if it has only some.
+	Targets []string
+	// Weight names a CSV column of row weights, read into Dataset.Weights
+	// and left out of the features (CSVOptions.Weight). With Columns or
+	// Width it is optional: the column is read if the file has it, so
+	// that a test file with the training file's weight column matches the
+	// model's columns. LIBSVM files have no weight column: Weight is an
+	// error for them without Columns or Width, and ignored with them.
+	Weight string
 }
 
 // Open reads the data set in the file at path. Every error names the file.
@@ -71,15 +83,37 @@ func read(br *bufio.Reader, path string, opt OpenOptions) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
+	expected := len(opt.Columns) > 0 || opt.Width > 0
+	if len(opt.Targets) == 1 && opt.Label == "" {
+		opt.Label, opt.Targets = opt.Targets[0], nil
+	}
 	if format == "libsvm" {
+		if len(opt.Targets) > 1 || (opt.Weight != "" && !expected) {
+			return nil, errors.New("data: a LIBSVM file has one label and no weight column; use CSV for several targets or weights")
+		}
 		return ReadLIBSVM(br, opt.Width)
 	}
-	if len(opt.Columns) == 0 && opt.Width <= 0 {
-		return ReadCSV(br, CSVOptions{Label: opt.Label, NoLabel: opt.NoLabel})
+	if !expected {
+		return ReadCSV(br, CSVOptions{Label: opt.Label, NoLabel: opt.NoLabel, Targets: opt.Targets, Weight: opt.Weight})
+	}
+	if len(opt.Targets) > 0 && (opt.Label != "" || opt.NoLabel) {
+		return nil, errors.New("data: options name several target columns and a label (or none)")
 	}
 	all, err := ReadCSV(br, CSVOptions{NoLabel: true})
 	if err != nil {
 		return nil, err
+	}
+	var weights, targets *mat.Dense
+	if opt.Weight != "" {
+		if all, weights, err = takeColumns(all, []string{opt.Weight}, true); err != nil {
+			return nil, err
+		}
+	}
+	if len(opt.Targets) > 0 {
+		if all, targets, err = takeColumns(all, opt.Targets, true); err != nil {
+			return nil, err
+		}
+		opt.NoLabel = true // the targets are the labels
 	}
 	var feat []int
 	label := -1
@@ -91,7 +125,64 @@ func read(br *bufio.Reader, path string, opt OpenOptions) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	return selectColumns(all, feat, label), nil
+	ds := selectColumns(all, feat, label)
+	if weights != nil {
+		ds.Weights, ds.WeightColumn = weights.RawMatrix().Data, opt.Weight
+	}
+	if targets != nil {
+		ds.Targets, ds.TargetNames = targets, append([]string(nil), opt.Targets...)
+	}
+	return ds, nil
+}
+
+// takeColumns returns ds without the columns named names and those
+// columns (n×len(names), in the order of names), or a nil matrix if ds has
+// none of them and optional is set. A name ds has twice, or some names but
+// not all, is an error.
+func takeColumns(ds *Dataset, names []string, optional bool) (*Dataset, *mat.Dense, error) {
+	at := make(map[string]int, len(ds.Names))
+	for i, n := range ds.Names {
+		at[n] = i
+	}
+	cols := make([]int, 0, len(names))
+	taken := make(map[int]bool, len(names))
+	var missing []string
+	for _, n := range names {
+		i, ok := at[n]
+		if !ok {
+			missing = append(missing, n)
+			continue
+		}
+		if taken[i] {
+			return nil, nil, fmt.Errorf("data: column %.40q named twice", n)
+		}
+		taken[i] = true
+		cols = append(cols, i)
+	}
+	if len(missing) == len(names) && optional {
+		return ds, nil, nil
+	}
+	if len(missing) > 0 {
+		return nil, nil, fmt.Errorf("data: no column %s", nameList(missing))
+	}
+	var rest []int
+	for i := range ds.Names {
+		if !taken[i] {
+			rest = append(rest, i)
+		}
+	}
+	if len(rest) == 0 {
+		return nil, nil, errors.New("data: CSV has no feature columns")
+	}
+	n := ds.Rows()
+	out := mat.NewDense(n, len(cols), nil)
+	for i := 0; i < n; i++ {
+		src, dst := ds.X.RawRowView(i), out.RawRowView(i)
+		for j, c := range cols {
+			dst[j] = src[c]
+		}
+	}
+	return selectColumns(ds, rest, -1), out, nil
 }
 
 // sniff returns the format to read: format itself, or for "" and "auto"
@@ -285,6 +376,16 @@ func (c *CSVFile) Read(max int) (*mat.Dense, []float64, error) {
 		err = fmt.Errorf("%s: %w", c.path, err)
 	}
 	return x, y, err
+}
+
+// ReadBatch returns the next batch of rows, with their weights and several
+// targets, as CSVReader.ReadBatch does.
+func (c *CSVFile) ReadBatch(max int) (*Batch, error) {
+	b, err := c.r.ReadBatch(max)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("%s: %w", c.path, err)
+	}
+	return b, err
 }
 
 // Close closes the file.

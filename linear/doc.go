@@ -18,6 +18,18 @@
 // the analog paper; classification regresses one-hot targets and predicts
 // the argmax, as scikit-learn's RidgeClassifier does (targets ±1).
 //
+// # Sample weights
+//
+// Weighted ridge, min Σ w_i‖y_i − Wᵀz_i − b‖² + λ‖W‖², needs the same
+// statistics with every row counted w_i times — ZᵀWZ, ZᵀWY, Σw_i z_i,
+// Σw_i y_i, Σw_i y_i² and Σw_i in place of n (Stats.AddWeighted, Stats.SumW)
+// — and the solve above with the weighted means z̄ = Σw_i z_i/Σw_i,
+// ȳ = Σw_i y_i/Σw_i (scikit-learn's Ridge with sample_weight). AddWeighted
+// scales each row by √w_i and runs the BLAS calls of Add, so that
+// ZᵀWZ = (W^½Z)ᵀ(W^½Z) is a SYRK; a row of weight zero is left out, as if
+// it were not there, and integer weights equal repeated rows to rounding
+// (tested to 1e-10 for the statistics, the fitted weights and GCV).
+//
 // # λ = 0 and singular systems
 //
 // With λ = 0 Fit returns the minimum-norm least-squares solution,

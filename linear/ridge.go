@@ -25,7 +25,9 @@ type Model struct {
 }
 
 // Fit solves the ridge problem min Σ‖y_i − Wᵀz_i − b‖² + λ‖W‖²_F from the
-// statistics s, with an unpenalised intercept b when intercept is true.
+// statistics s, with an unpenalised intercept b when intercept is true;
+// for weighted statistics (Stats.AddWeighted) the problem is
+// min Σ w_i‖y_i − Wᵀz_i − b‖² + λ‖W‖²_F, centred on the weighted means.
 // With λ = 0 it returns the minimum-norm least-squares solution, as
 // numpy's lstsq and scikit-learn's Ridge(alpha=0) do, also when there are
 // more features than rows; see the package documentation for the cutoff
@@ -208,6 +210,12 @@ func Argmax(scores *mat.Dense) []int {
 // GCV returns, for each λ in grid, the generalised cross-validation score
 // n·RSS(λ)/(n − dof(λ))² summed over targets, with dof(λ) = Σ s_i/(s_i+λ)
 // (plus one for the intercept) from the eigenvalues s_i of the centred ZᵀZ.
+//
+// For weighted statistics (Stats.AddWeighted) RSS is the weighted
+// Σw_i‖y_i − ŷ_i‖² and n the total weight Σw_i: the weights count as
+// frequencies, so integer weights give the scores of the repeated rows
+// (to rounding), and scaling every weight by c is the same as dividing λ
+// by c, as in the weighted ridge objective itself.
 func GCV(s *Stats, grid []float64, intercept bool) ([]float64, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
@@ -225,7 +233,7 @@ func GCV(s *Stats, grid []float64, intercept bool) ([]float64, error) {
 	eig.VectorsTo(&v)
 	var ct mat.Dense
 	ct.Mul(v.T(), cy) // D×K
-	n := float64(s.N)
+	n := s.Weight()
 	var yyTot float64
 	for _, e := range yy {
 		yyTot += e
@@ -263,6 +271,12 @@ func GCV(s *Stats, grid []float64, intercept bool) ([]float64, error) {
 // k-fold cross-validation, where folds[f] holds the statistics of the rows
 // of fold f. Each fold's model is fitted on the merged statistics of the
 // other folds and scored from fold f's statistics alone.
+//
+// With weighted statistics the score is the weighted mean
+// Σ_f Σ_{i∈f} w_i‖y_i − ŷ_i‖² / (K·Σw_i), each fold's model fitted with
+// the weights of the other folds. Unlike GCV it does not equal the score
+// of repeated rows for integer weights: a weighted row is in one fold,
+// its copies would be spread over several.
 func KFold(folds []*Stats, grid []float64, intercept bool) ([]float64, error) {
 	if len(folds) < 2 {
 		return nil, fmt.Errorf("linear: k-fold needs at least 2 folds, got %d", len(folds))
@@ -273,7 +287,7 @@ func KFold(folds []*Stats, grid []float64, intercept bool) ([]float64, error) {
 	total := NewStats(folds[0].D, folds[0].K)
 	for _, f := range folds {
 		if f.N == 0 {
-			return nil, errors.New("linear: k-fold: a fold has no rows (more folds than rows?)")
+			return nil, errors.New("linear: k-fold: a fold has no rows of positive weight (more folds than rows?)")
 		}
 		if err := total.Merge(f); err != nil {
 			return nil, err
@@ -293,16 +307,17 @@ func KFold(folds []*Stats, grid []float64, intercept bool) ([]float64, error) {
 			}
 			sse += m.sse(f)
 		}
-		out[gi] = sse / float64(total.N*total.K)
+		out[gi] = sse / (total.Weight() * float64(total.K))
 	}
 	return out, nil
 }
 
-// sse returns Σ_i ‖y_i − Wᵀz_i − b‖² over the rows summarised by s.
+// sse returns Σ_i w_i‖y_i − Wᵀz_i − b‖² over the rows summarised by s
+// (w_i = 1 without weights).
 func (m *Model) sse(s *Stats) float64 {
 	d, k := s.D, s.K
 	var tot float64
-	n := float64(s.N)
+	n := s.Weight()
 	for t := 0; t < k; t++ {
 		wt := make([]float64, d)
 		for j := range wt {

@@ -20,10 +20,21 @@ import (
 // identity, up to rounding: floating-point addition is not associative,
 // so the order of Adds and Merges changes the last bits, and a reduction
 // that must give the same bits on every run merges in a fixed order (as
-// model.Accumulate does, in chunk order).
+// model.Accumulate does, in chunk order). With row weights
+// (AddWeighted) the sums are weighted: ZtZ = ZᵀWZ, ZtY = ZᵀWY,
+// SumZ = Σw_i z_i, SumY = Σw_i y_i and SumY2 = Σw_i y_i², W = diag(w).
 type Stats struct {
 	D, K int
-	N    int
+	// N is the number of rows added (by AddWeighted: of rows with a
+	// positive weight).
+	N int
+	// SumW is the total weight Σw_i of the rows when Weighted is set, as
+	// it is once AddWeighted has added weighted rows (a row added by Add
+	// weighs 1). Without Weighted the total weight is N and SumW is
+	// unused: statistics filled by Add alone, or built by hand with N set,
+	// are unweighted. Weight returns the total weight in either case.
+	SumW     float64
+	Weighted bool
 	// ZtZ holds ZᵀZ in its upper triangle (row-major D×D); the lower
 	// triangle is not referenced.
 	ZtZ   []float64
@@ -82,10 +93,27 @@ func (s *Stats) add(z, y *mat.Dense, tb int) error {
 	if n == 0 {
 		return nil
 	}
-	zr := z.RawMatrix()
 	yr := y.RawMatrix()
 	s.addTargets(yr)
-	ones := s.ones(n)
+	s.addTiles(z.RawMatrix(), yr, s.ones(n), tb)
+	s.count(n)
+	return nil
+}
+
+// count adds n unit-weight rows to the row count (and to the total
+// weight of weighted statistics).
+func (s *Stats) count(n int) {
+	s.N += n
+	if s.Weighted {
+		s.SumW += float64(n)
+	}
+}
+
+// addTiles adds ZᵀZ, Zᵀy and Σz of the rows of zr and targets yr, the tiles
+// split over the cores as Add describes; ones holds the coefficients of Σz
+// (ones, or √w for rows scaled by √w).
+func (s *Stats) addTiles(zr, yr blas64.General, ones []float64, tb int) {
+	n, d, k := zr.Rows, zr.Cols, yr.Cols
 	tiles := upperTiles(d, tb)
 	sparse := sparseTargets(yr)
 	var acc [][]float64
@@ -128,8 +156,6 @@ func (s *Stats) add(z, y *mat.Dense, tb int) error {
 			}
 		}
 	})
-	s.N += n
-	return nil
 }
 
 // sparseTargets reports whether the targets have at most one non-zero
@@ -185,6 +211,15 @@ func (s *Stats) addFloat32(z blas32.General, y *mat.Dense, tb int) error {
 	}
 	yr := y.RawMatrix()
 	s.addTargets(yr)
+	s.addTiles32(z, yr, nil, tb)
+	s.count(n)
+	return nil
+}
+
+// addTiles32 is addTiles in single precision (see AddFloat32); sw, if not
+// nil, holds the coefficients of Σz (√w for rows scaled by √w).
+func (s *Stats) addTiles32(z blas32.General, yr blas64.General, sw []float64, tb int) {
+	n, d, k := z.Rows, z.Cols, yr.Cols
 	y32 := s.scratch.y32(n * k)
 	for i := 0; i < n; i++ {
 		for j, v := range yr.Data[i*yr.Stride : i*yr.Stride+k] {
@@ -223,13 +258,18 @@ func (s *Stats) addFloat32(z blas32.General, y *mat.Dense, tb int) error {
 		}
 		sum := s.SumZ[i0:i1]
 		for r := 0; r < n; r++ {
-			for j, v := range z.Data[r*z.Stride+i0 : r*z.Stride+i1] {
-				sum[j] += float64(v)
+			row := z.Data[r*z.Stride+i0 : r*z.Stride+i1]
+			if sw == nil {
+				for j, v := range row {
+					sum[j] += float64(v)
+				}
+				continue
+			}
+			for j, v := range row {
+				sum[j] += sw[r] * float64(v)
 			}
 		}
 	})
-	s.N += n
-	return nil
 }
 
 // addTargets adds the rows of y to Σy and Σy².
@@ -255,12 +295,17 @@ func (s *Stats) ones(n int) []float64 {
 
 // scratch is the working memory Add and AddFloat32 keep between calls: a
 // vector of ones, the targets in single precision, one single-precision
-// tile per worker and one transposed block of Zᵀy per worker.
+// tile per worker and one transposed block of Zᵀy per worker; and for
+// AddWeighted the square roots of the weights and the rows scaled by them.
 type scratch struct {
-	one []float64
-	y   []float32
-	t   [][]float32
-	yt  [][]float64
+	one  []float64
+	y    []float32
+	t    [][]float32
+	yt   [][]float64
+	sw   []float64
+	zw   []float64
+	zw32 []float32
+	ys   []float64
 }
 
 func (sc *scratch) acc(workers, size int) [][]float64 {
@@ -369,6 +414,9 @@ func (s *Stats) axpy(a float64, o *Stats) error {
 	for i, v := range o.SumY2 {
 		s.SumY2[i] += a * v
 	}
+	if s.Weighted || o.Weighted {
+		s.SumW, s.Weighted = s.Weight()+a*o.Weight(), true
+	}
 	s.N += int(a) * o.N
 	return nil
 }
@@ -378,7 +426,7 @@ func (s *Stats) Reset() {
 	for _, arr := range [][]float64{s.ZtZ, s.ZtY, s.SumZ, s.SumY, s.SumY2} {
 		clear(arr)
 	}
-	s.N = 0
+	s.N, s.SumW, s.Weighted = 0, 0, false
 }
 
 // Clone returns a deep copy of s.
@@ -389,15 +437,16 @@ func (s *Stats) Clone() *Stats {
 	copy(c.SumZ, s.SumZ)
 	copy(c.SumY, s.SumY)
 	copy(c.SumY2, s.SumY2)
-	c.N = s.N
+	c.N, c.SumW, c.Weighted = s.N, s.SumW, s.Weighted
 	return c
 }
 
 // centred returns C = ZᵀZ − n z̄z̄ᵀ, c = Zᵀy − n z̄ȳᵀ, the centred
-// Σ(y − ȳ)², z̄ and ȳ. Without intercept it returns the raw ones.
+// Σ(y − ȳ)², z̄ and ȳ, n the total weight (the row count without
+// weights). Without intercept it returns the raw ones.
 func (s *Stats) centred(intercept bool) (c *mat.SymDense, cy *mat.Dense, yy, zbar, ybar []float64) {
 	zbar, ybar = s.means(intercept)
-	n := float64(s.N)
+	n := s.Weight()
 	yy = make([]float64, s.K)
 	for j := range yy {
 		yy[j] = s.SumY2[j] - n*ybar[j]*ybar[j]
@@ -409,8 +458,7 @@ func (s *Stats) centred(intercept bool) (c *mat.SymDense, cy *mat.Dense, yy, zba
 func (s *Stats) means(intercept bool) (zbar, ybar []float64) {
 	zbar = make([]float64, s.D)
 	ybar = make([]float64, s.K)
-	if intercept && s.N > 0 {
-		n := float64(s.N)
+	if n := s.Weight(); intercept && s.N > 0 && n > 0 {
 		for j := range zbar {
 			zbar[j] = s.SumZ[j] / n
 		}
@@ -433,7 +481,7 @@ func (s *Stats) centredSym(zbar []float64) *mat.SymDense {
 // (largest column sum of magnitudes), computed in the same pass.
 func (s *Stats) centredUpper(zbar []float64, lambda float64) (u []float64, norm1 float64) {
 	d := s.D
-	n := float64(s.N)
+	n := s.Weight()
 	u = make([]float64, d*d)
 	colSum := make([]float64, d)
 	for i := 0; i < d; i++ {
@@ -463,7 +511,7 @@ func (s *Stats) centredUpper(zbar []float64, lambda float64) (u []float64, norm1
 // centredZtY returns c = Zᵀy − n z̄ȳᵀ (D×K).
 func (s *Stats) centredZtY(zbar, ybar []float64) *mat.Dense {
 	d, k := s.D, s.K
-	n := float64(s.N)
+	n := s.Weight()
 	cy := mat.NewDense(d, k, nil)
 	cyr := cy.RawMatrix()
 	for i := 0; i < d; i++ {
@@ -479,7 +527,10 @@ func (s *Stats) centredZtY(zbar, ybar []float64) *mat.Dense {
 // Validate reports non-finite statistics (from NaN or Inf rows).
 func (s *Stats) Validate() error {
 	if s.N == 0 {
-		return errors.New("linear: no rows to fit")
+		return errors.New("linear: no rows to fit (or every row has weight zero)")
+	}
+	if w := s.Weight(); !(w > 0) || math.IsInf(w, 0) {
+		return fmt.Errorf("linear: total weight of the rows is %v, want positive and finite", w)
 	}
 	for _, arr := range [][]float64{s.ZtZ, s.ZtY, s.SumZ, s.SumY, s.SumY2} {
 		for _, v := range arr {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/data"
@@ -23,8 +24,12 @@ type Evaluation struct {
 	// Accuracy is the fraction of correctly classified rows
 	// (classification).
 	Accuracy float64 `json:"accuracy,omitempty"`
-	// RMSE is the root mean squared error (regression).
+	// RMSE is the root mean squared error (regression); for several
+	// targets the mean of the targets' RMSEs (scikit-learn's
+	// root_mean_squared_error, multioutput='uniform_average').
 	RMSE float64 `json:"rmse,omitempty"`
+	// RMSEs holds the RMSE of each target of a multi-output regression.
+	RMSEs []float64 `json:"rmse_per_target,omitempty"`
 	// GramError is the relative Frobenius error ‖K − ZZᵀ‖_F/‖K‖_F of the
 	// feature map against its exact kernel on the first GramRows rows
 	// (scaled as the model scales them); GramNote says why it is missing
@@ -54,7 +59,21 @@ func (m *Model) Evaluate(ds *data.Dataset, gramRows int) (*Evaluation, error) {
 		return nil, err
 	}
 	ev := &Evaluation{Rows: ds.Rows(), Scores: scores}
-	if ds.Y != nil {
+	_, k := scores.Dims()
+	switch {
+	case ds.Targets != nil:
+		if m.Task != Regression {
+			return nil, errors.New("model: data with several target columns for a classification model")
+		}
+		if r, c := ds.Targets.Dims(); r != ds.Rows() || c != k {
+			return nil, fmt.Errorf("model: %d×%d targets for %d rows and a model of %d outputs", r, c, ds.Rows(), k)
+		}
+		ev.Labelled = true
+		ev.RMSEs = RMSEColumns(scores, ds.Targets)
+		ev.RMSE = floats.Sum(ev.RMSEs) / float64(k)
+	case ds.Y != nil && m.Task == Regression && k > 1:
+		return nil, fmt.Errorf("model: one target column for a model of %d outputs", k)
+	case ds.Y != nil:
 		if len(ds.Y) != ds.Rows() {
 			return nil, fmt.Errorf("model: %d labels for %d rows", len(ds.Y), ds.Rows())
 		}
@@ -100,6 +119,28 @@ func Accuracy(pred []int, labels []float64) float64 {
 		}
 	}
 	return float64(c) / float64(len(pred))
+}
+
+// RMSEColumns returns, for each column j of targets, the root mean
+// squared difference between column j of scores and of targets. Shapes
+// must match (it panics otherwise).
+func RMSEColumns(scores, targets *mat.Dense) []float64 {
+	n, k := targets.Dims()
+	if r, c := scores.Dims(); r != n || c != k {
+		panic("model: RMSEColumns of score and target matrices of different shapes")
+	}
+	out := make([]float64, k)
+	for i := 0; i < n; i++ {
+		s, t := scores.RawRowView(i), targets.RawRowView(i)
+		for j := range out {
+			d := s[j] - t[j]
+			out[j] += d * d
+		}
+	}
+	for j := range out {
+		out[j] = math.Sqrt(out[j] / float64(n))
+	}
+	return out
 }
 
 // RMSE returns the root mean squared difference between column 0 of

@@ -24,8 +24,16 @@
 //	           w (m·d values, row-major, bandwidth included), b (phases)
 //	lambda     the ridge parameter used
 //	jitter     extra ridge added for conditioning (0 normally)
-//	weights    D·K values, row-major (D rows, K columns; K = 1 for regression)
+//	weights    D·K values, row-major (D rows, K columns; K = outputs for
+//	           regression)
 //	intercept  K values
+//	outputs    optional (regression): the number K of target columns of a
+//	           multi-output model; absent means 1
+//	targets    optional (regression): the names of the K target columns
+//	calibration  optional (classification): {"classes": K, "sigmoids":
+//	           [{"a": A, "b": B}, …]}, the Platt sigmoids of package
+//	           calibrate (K of them, one for K = 2); files without it
+//	           load as uncalibrated models
 //
 // Floats are written in Go's shortest round-trip form, so a loaded model
 // reproduces the fitted one's predictions bit for bit. The projection is
@@ -47,6 +55,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/calibrate"
 	"github.com/kernelkit/kernelkit/catalog"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
@@ -87,8 +96,14 @@ type Options struct {
 	Select string
 	// Grid is the λ grid for selection (default 10⁻⁴…10³, one per decade).
 	Grid []float64
-	// Folds is the number of folds for "kfold" (default 5).
+	// Folds is the number of folds for "kfold" and for Calibrate
+	// (default 5).
 	Folds int
+	// Calibrate fits Platt sigmoids on out-of-fold decision scores
+	// (classification, Fit only; see Model.Probabilities and the file
+	// calibrate.go): scikit-learn's CalibratedClassifierCV(method='sigmoid',
+	// ensemble=False) with Folds folds.
+	Calibrate bool
 	// Standardize fits a scaler on the training rows.
 	Standardize bool
 	// ChunkRows is the number of rows transformed and accumulated at a time
@@ -108,6 +123,22 @@ type Options struct {
 	// it once, with the fitted map, the number of target columns and the
 	// number of folds.
 	Accumulator NewStatsAccumulator
+	// SampleWeights, if set, weighs the rows of Fit's training set (one
+	// finite, non-negative weight per row): the fit minimises
+	// Σ w_i‖y_i − Wᵀz_i − b‖² + λ‖W‖². nil means the data set's own
+	// weights (data.Dataset.Weights, a weight column), if any; setting
+	// both is an error. FitStream takes the weights of the batches
+	// (data.Batch.Weights). See weights.go for what the weights change.
+	SampleWeights []float64
+	// ClassWeight is "" (no class weights) or "balanced": class c weighs
+	// n/(C·n_c), n the rows, C the number of classes present and n_c the
+	// rows of class c (scikit-learn's class_weight='balanced'; FitStream
+	// counts in its first pass). Classification only.
+	ClassWeight string
+	// ClassWeights gives explicit weights by class index (classes it does
+	// not name weigh 1); it excludes ClassWeight. Class weights multiply
+	// the sample weights, as in scikit-learn.
+	ClassWeights map[int]float64
 }
 
 // StatsAccumulator adds up the ridge statistics (ZᵀZ, ZᵀY, …) of a feature
@@ -142,11 +173,17 @@ type Model struct {
 	Classes int
 	Columns []string
 	Label   string
+	// Targets names the target columns of a multi-output regression model
+	// (Linear.W has one column per target); nil for one target.
+	Targets []string
 	Scaler  *data.Scaler
 	Map     features.Transformer
 	Linear  *linear.Model
 	// Scores holds the λ-selection scores, aligned with Grid, if any.
 	Grid, Scores []float64
+	// Calibration, if set, turns the class scores into probabilities
+	// (Probabilities); Fit sets it with Options.Calibrate.
+	Calibration *calibrate.Platt
 	// TrainRows is the number of training rows (not stored in model files).
 	TrainRows int
 }
@@ -167,9 +204,15 @@ func Fit(ctx context.Context, opt Options, train *data.Dataset) (*Model, error) 
 	}
 	m := &Model{Task: opt.Task, Columns: train.Names, Label: train.Label, TrainRows: train.Rows()}
 	var targets *mat.Dense
+	var labels []int
 	switch opt.Task {
 	case Classification:
-		labels, k, err := train.Labels()
+		if train.Targets != nil {
+			return nil, errors.New("model: classification takes one label column, the data has several target columns")
+		}
+		var k int
+		var err error
+		labels, k, err = train.Labels()
 		if err != nil {
 			return nil, err
 		}
@@ -184,16 +227,23 @@ func Fit(ctx context.Context, opt Options, train *data.Dataset) (*Model, error) 
 			return nil, err
 		}
 	case Regression:
-		if train.Y == nil {
-			return nil, errors.New("model: regression needs a target column")
+		var err error
+		if targets, err = regressionTargets(train); err != nil {
+			return nil, err
 		}
-		targets = mat.NewDense(len(train.Y), 1, append([]float64(nil), train.Y...))
+		if train.Targets != nil {
+			m.Label, m.Targets = "", train.TargetNames
+		}
 	default:
 		return nil, fmt.Errorf("model: unknown task %q (want classification or regression)", opt.Task)
 	}
+	sw, w, err := opt.fitWeights(train, labels, m.Classes)
+	if err != nil {
+		return nil, err
+	}
 	x := train.X
 	if opt.Standardize {
-		s, err := data.FitScaler(x)
+		s, err := data.FitScalerWeighted(x, sw)
 		if err != nil {
 			return nil, err
 		}
@@ -207,7 +257,7 @@ func Fit(ctx context.Context, opt Options, train *data.Dataset) (*Model, error) 
 		return nil, err
 	}
 	m.Map = mp
-	folds, err := opt.folds()
+	folds, err := opt.fitFolds()
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +273,7 @@ func Fit(ctx context.Context, opt Options, train *data.Dataset) (*Model, error) 
 	if opt.Progress != nil {
 		report = func(done int) { opt.Progress(done, n) }
 	}
-	if err := acc.Add(ctx, x, targets, report); err != nil {
+	if err := addRows(ctx, acc, x, targets, w, report); err != nil {
 		return nil, err
 	}
 	stats, err := acc.Result()
@@ -232,6 +282,11 @@ func Fit(ctx context.Context, opt Options, train *data.Dataset) (*Model, error) 
 	}
 	if err := m.solve(opt, stats); err != nil {
 		return nil, err
+	}
+	if opt.Calibrate {
+		if err := m.calibrate(ctx, x, train, stats); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }
@@ -264,8 +319,13 @@ func (opt Options) newMap(d int) (features.Transformer, error) {
 }
 
 // folds returns the number of statistics partitions opt.Select needs: 1,
-// or the k of k-fold cross-validation (default 5).
+// or the k of k-fold cross-validation (default 5). It is the count of a
+// fit that sees each row once (FitStream, a distributed fit), so it
+// refuses Calibrate; Fit counts with fitFolds.
 func (opt Options) folds() (int, error) {
+	if opt.Calibrate {
+		return 0, errStreamCalibrate
+	}
 	switch opt.Select {
 	case "", "gcv":
 		return 1, nil
@@ -282,40 +342,69 @@ func (opt Options) folds() (int, error) {
 	return 0, fmt.Errorf("model: unknown lambda selection %q (want gcv or kfold)", opt.Select)
 }
 
-// solve chooses λ (opt.Lambda, or the grid value with the best GCV or
-// k-fold score) and fits the ridge model on the merged statistics.
+// solve chooses λ and fits m.Linear on the merged statistics (SolveStats),
+// recording the selection's grid and scores.
 func (m *Model) solve(opt Options, stats []*linear.Stats) error {
-	lambda := opt.Lambda
-	if opt.Select != "" {
-		grid := opt.Grid
-		if len(grid) == 0 {
-			grid = DefaultGrid
-		}
-		var scores []float64
-		var err error
-		if opt.Select == "gcv" {
-			scores, err = linear.GCV(stats[0], grid, true)
-		} else {
-			scores, err = linear.KFold(stats, grid, true)
-		}
-		if err != nil {
-			return err
-		}
-		lambda = linear.Best(grid, scores)
-		m.Grid, m.Scores = grid, scores
+	lin, grid, scores, err := SolveStats(opt, stats)
+	if err != nil {
+		return err
+	}
+	m.Linear, m.Grid, m.Scores = lin, grid, scores
+	return nil
+}
+
+// SolveStats chooses λ — opt.Lambda, or with opt.Select the value of
+// opt.Grid (default DefaultGrid) with the best GCV score (on the sum of
+// the statistics) or k-fold score (across the folds) — and fits the ridge
+// model, with an intercept, on the sum of stats, the statistics of the
+// folds (one Stats when there are no folds), as Fit does. It returns the
+// grid and its scores when it selects λ, nil otherwise. Fit, FitStream
+// and distributed fits (package kkbeam of the beam module) share it.
+func SolveStats(opt Options, stats []*linear.Stats) (lin *linear.Model, grid, scores []float64, err error) {
+	if len(stats) == 0 {
+		return nil, nil, nil, errors.New("model: no statistics to solve")
 	}
 	total := stats[0]
 	if len(stats) > 1 {
 		total = stats[0].Clone()
 		for _, s := range stats[1:] {
 			if err := total.Merge(s); err != nil {
-				return err
+				return nil, nil, nil, err
 			}
 		}
 	}
-	var err error
-	m.Linear, err = linear.Fit(total, lambda, true)
-	return err
+	lambda := opt.Lambda
+	if opt.Select != "" {
+		grid = opt.Grid
+		if len(grid) == 0 {
+			grid = DefaultGrid
+		}
+		switch opt.Select {
+		case "gcv":
+			scores, err = linear.GCV(total, grid, true)
+		case "kfold":
+			scores, err = linear.KFold(stats, grid, true)
+		default:
+			err = fmt.Errorf("model: unknown lambda selection %q (want gcv or kfold)", opt.Select)
+		}
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		lambda = linear.Best(grid, scores)
+	}
+	if lin, err = linear.Fit(total, lambda, true); err != nil {
+		return nil, nil, nil, err
+	}
+	return lin, grid, scores, nil
+}
+
+// StatsFolds returns the number of per-fold statistics that a fit which
+// sees each row once (FitStream, a distributed fit) accumulates for opt:
+// 1, or the folds of k-fold selection (Folds, default 5). Row i goes to
+// fold i mod StatsFolds. Calibrate is refused: its out-of-fold scores need
+// a second pass over rows held in memory (Fit).
+func (opt Options) StatsFolds() (int, error) {
+	return opt.folds()
 }
 
 // Accumulate transforms the rows of x with t and accumulates the
@@ -387,6 +476,7 @@ type lane struct {
 	fz    []float64 // the rows of one fold of a chunk (folds > 1)
 	fz32  []float32
 	fy    []float64
+	fw    []float64 // the weights of the rows of one fold of a chunk
 }
 
 // transform32 is implemented by feature maps that write single-precision
@@ -447,6 +537,14 @@ func (a *accumulator) Result() ([]*linear.Stats, error) {
 // with the rows of this batch done so far after each chunk. It stops with
 // ctx's error between chunks.
 func (a *accumulator) Add(ctx context.Context, x, targets *mat.Dense, progress func(done int)) error {
+	return a.add(ctx, x, targets, nil, progress)
+}
+
+// add is Add with row weights w (nil: unweighted, as Add); each chunk's
+// statistics are added with the chunk's weights by
+// linear.Stats.AddWeightedSerial (AddWeightedFloat32Serial), in the same
+// lanes and order, so the result is as deterministic as Add's.
+func (a *accumulator) add(ctx context.Context, x, targets *mat.Dense, w []float64, progress func(done int)) error {
 	n, d := x.Dims()
 	if r := min(a.chunk, n); r > a.bufRows {
 		if _, err := limits.Matrix("model: feature chunk", r, a.dim); err != nil {
@@ -475,7 +573,11 @@ func (a *accumulator) Add(ctx context.Context, x, targets *mat.Dense, progress f
 				return
 			}
 			lo, hi := c*a.chunk, min((c+1)*a.chunk, n)
-			if err := a.addChunk(l, x.Slice(lo, hi, 0, d).(*mat.Dense), targets.Slice(lo, hi, 0, a.k).(*mat.Dense), a.rows+lo); err != nil {
+			var wc []float64
+			if w != nil {
+				wc = w[lo:hi]
+			}
+			if err := a.addChunk(l, x.Slice(lo, hi, 0, d).(*mat.Dense), targets.Slice(lo, hi, 0, a.k).(*mat.Dense), wc, a.rows+lo); err != nil {
 				errs[c] = err
 				failed.Store(true)
 				return
@@ -496,9 +598,10 @@ func (a *accumulator) Add(ctx context.Context, x, targets *mat.Dense, progress f
 	return nil
 }
 
-// addChunk adds the statistics of one chunk of rows to lane l; the
-// chunk's first row is row first of all the rows added.
-func (a *accumulator) addChunk(l *lane, x, y *mat.Dense, first int) error {
+// addChunk adds the statistics of one chunk of rows, with weights w (nil:
+// unweighted), to lane l; the chunk's first row is row first of all the
+// rows added.
+func (a *accumulator) addChunk(l *lane, x, y *mat.Dense, w []float64, first int) error {
 	rows, _ := x.Dims()
 	dim := a.dim
 	var z *mat.Dense
@@ -522,15 +625,18 @@ func (a *accumulator) addChunk(l *lane, x, y *mat.Dense, first int) error {
 	}
 	if a.folds == 1 {
 		if a.f32 {
-			return l.stats[0].AddFloat32Serial(z32, y)
+			return l.stats[0].AddWeightedFloat32Serial(z32, y, w)
 		}
-		return l.stats[0].AddSerial(z, y)
+		return l.stats[0].AddWeightedSerial(z, y, w)
 	}
 	// Row first+i goes to fold (first+i) mod folds: gather each fold's
 	// rows of the chunk and add them.
 	fr := rows/a.folds + 1
 	if len(l.fy) < fr*a.k {
 		l.fy = make([]float64, fr*a.k)
+	}
+	if w != nil && len(l.fw) < fr {
+		l.fw = make([]float64, fr)
 	}
 	if a.f32 && len(l.fz32) < fr*dim {
 		l.fz32 = make([]float32, fr*dim)
@@ -543,6 +649,9 @@ func (a *accumulator) addChunk(l *lane, x, y *mat.Dense, first int) error {
 		m := 0
 		for i := i0; i < rows; i += a.folds {
 			copy(l.fy[m*a.k:(m+1)*a.k], y.RawRowView(i))
+			if w != nil {
+				l.fw[m] = w[i]
+			}
 			if a.f32 {
 				copy(l.fz32[m*dim:(m+1)*dim], z32.Data[i*dim:(i+1)*dim])
 			} else {
@@ -554,11 +663,15 @@ func (a *accumulator) addChunk(l *lane, x, y *mat.Dense, first int) error {
 			continue
 		}
 		fy := mat.NewDense(m, a.k, l.fy[:m*a.k])
+		var fw []float64
+		if w != nil {
+			fw = l.fw[:m]
+		}
 		var err error
 		if a.f32 {
-			err = l.stats[f].AddFloat32Serial(blas32.General{Rows: m, Cols: dim, Stride: dim, Data: l.fz32[:m*dim]}, fy)
+			err = l.stats[f].AddWeightedFloat32Serial(blas32.General{Rows: m, Cols: dim, Stride: dim, Data: l.fz32[:m*dim]}, fy, fw)
 		} else {
-			err = l.stats[f].AddSerial(mat.NewDense(m, dim, l.fz[:m*dim]), fy)
+			err = l.stats[f].AddWeightedSerial(mat.NewDense(m, dim, l.fz[:m*dim]), fy, fw)
 		}
 		if err != nil {
 			return err
@@ -685,6 +798,13 @@ type file struct {
 	Jitter    float64         `json:"jitter"`
 	Weights   []float64       `json:"weights"`
 	Intercept []float64       `json:"intercept"`
+	// Outputs and Targets are optional (multi-output regression): the
+	// number of target columns (absent: 1) and their names.
+	Outputs int      `json:"outputs,omitempty"`
+	Targets []string `json:"targets,omitempty"`
+	// Calibration is optional (classification models fitted with
+	// Options.Calibrate).
+	Calibration *calibrate.Platt `json:"calibration,omitempty"`
 }
 
 // Save writes the model in the current format (version 2). The feature map
@@ -697,7 +817,10 @@ func (m *Model) Save(w io.Writer) error {
 	f := file{Format: FormatName, Version: Version, Task: m.Task, Classes: m.Classes,
 		Columns: m.Columns, Label: m.Label, Scaler: m.Scaler, MapKind: kind, Features: spec,
 		Lambda: m.Linear.Lambda, Jitter: m.Linear.Jitter,
-		Weights: m.Linear.W.RawMatrix().Data, Intercept: m.Linear.B}
+		Weights: m.Linear.W.RawMatrix().Data, Intercept: m.Linear.B, Calibration: m.Calibration}
+	if _, k := m.Linear.W.Dims(); m.Task == Regression && k > 1 {
+		f.Outputs, f.Targets = k, m.Targets
+	}
 	enc := json.NewEncoder(w)
 	return enc.Encode(&f)
 }
@@ -819,8 +942,18 @@ func load(r io.Reader, reg *features.Registry) (*Model, error) {
 		if f.Classes != 0 {
 			return nil, fmt.Errorf("model: regression model with %d classes (want 0)", f.Classes)
 		}
+		if f.Outputs < 0 || f.Outputs > limits.MaxClasses {
+			return nil, fmt.Errorf("model: regression model with %d outputs (want 1 to %d)", f.Outputs, limits.MaxClasses)
+		}
+		k = max(f.Outputs, 1)
+		if f.Targets != nil && len(f.Targets) != k {
+			return nil, fmt.Errorf("model: %d target names for %d outputs", len(f.Targets), k)
+		}
 	default:
 		return nil, fmt.Errorf("model: unknown task %.40q", f.Task)
+	}
+	if f.Task != Regression && (f.Outputs != 0 || f.Targets != nil) {
+		return nil, errors.New("model: outputs and targets are fields of regression models")
 	}
 	mp, err := reg.Decode(kind, f.Features)
 	if err != nil {
@@ -863,6 +996,9 @@ func load(r io.Reader, reg *features.Registry) (*Model, error) {
 	if !(f.Lambda >= 0) || math.IsInf(f.Lambda, 0) || !(f.Jitter >= 0) || math.IsInf(f.Jitter, 0) {
 		return nil, fmt.Errorf("model: lambda %v and jitter %v must be non-negative and finite", f.Lambda, f.Jitter)
 	}
-	return &Model{Task: f.Task, Classes: f.Classes, Columns: f.Columns, Label: f.Label, Scaler: f.Scaler, Map: mp,
+	if err := checkCalibration(f.Calibration, f.Task, f.Classes); err != nil {
+		return nil, err
+	}
+	return &Model{Task: f.Task, Classes: f.Classes, Columns: f.Columns, Label: f.Label, Targets: f.Targets, Scaler: f.Scaler, Map: mp, Calibration: f.Calibration,
 		Linear: &linear.Model{W: mat.NewDense(dim, k, f.Weights), B: f.Intercept, Lambda: f.Lambda, Jitter: f.Jitter}}, nil
 }

@@ -25,14 +25,17 @@
 //     bidirectional: real and imaginary parts modelled directly, the
 //     imaginary part zero at ω = 0 and π (Sec. 3.3.2).
 //
-// GoMLX's pure-Go backend has no FFT op, so the products run as dense
+// GoMLX's pure-Go backend has no FFT op, so the models run there as dense
 // Toeplitz products (ToeplitzDense: the coefficients gathered into d n×n
-// matrices, O(n²d) per sequence) and FD-TNO's kernels come from its
+// matrices, O(n²d) per sequence), and FD-TNO's kernels come from its
 // response by an inverse real DFT written as a constant matrix product
 // (FDCausalCoefficients, FDBidirectionalCoefficients). The FFT forms
 // (ToeplitzFFT, FDCausalFFT, FDBidirectionalFFT: circulant embedding of
-// size 2n, rFFT/irFFT) are used where the backend has the FFT op (HasFFT,
-// e.g. XLA) and are tested equal to the dense forms there.
+// size 2n) are written once over an rFFT/irFFT pair: the backend's FFT op
+// where it has one (HasFFT, e.g. XLA), elsewhere an exact DFT-matrix pair
+// with the same n/2+1 bins and normalisation (O(n²), n ≤ 2048, tested
+// against gonum's fourier). So the FFT-form algorithm is tested against
+// the dense forms on every backend, and with the FFT op on XLA.
 //
 // TNN blocks (Fig. 3): x += GTU(norm(x)), x += GLU(norm(x)), with the
 // gated Toeplitz unit GTU(x) = (SiLU(xW_u) ⊙ TNO(SiLU(xW_v)))W_o and the

@@ -92,11 +92,19 @@ func ToeplitzDense(x, coef *Node) *Node {
 
 // ToeplitzFFT is ToeplitzDense by FFT (Sec. 3.1): T is embedded in a
 // circulant matrix of size 2n whose action is a pointwise product of real
-// FFTs, O(n log n) per channel. It needs a backend with the FFT op (see
-// HasFFT).
+// FFTs, O(n log n) per channel. It uses the backend's FFT op where it has
+// one (HasFFT, e.g. XLA); elsewhere the same algorithm runs with an exact
+// DFT-matrix product in place of the FFT, O(n²) per channel and limited to
+// n ≤ 2048 (longer sequences panic): the form that lets the pure-Go
+// backend test the algorithm. It panics on mismatched shapes.
 func ToeplitzFFT(x, coef *Node) *Node {
+	return toeplitzCirculant(realDFTFor(x.Graph().Backend()), x, coef)
+}
+
+// toeplitzCirculant is ToeplitzFFT with the transform pair f.
+func toeplitzCirculant(f realDFT, x, coef *Node) *Node {
 	g := x.Graph()
-	b, n, d := x.Shape().Dim(0), x.Shape().Dim(1), x.Shape().Dim(2)
+	n, d := x.Shape().Dim(1), x.Shape().Dim(2)
 	if coef.Shape().Dim(0) != 2*n-1 || coef.Shape().Dim(1) != d {
 		panic(fmt.Sprintf("nn: Toeplitz coefficients %s for inputs %s", coef.Shape(), x.Shape()))
 	}
@@ -107,18 +115,24 @@ func ToeplitzFFT(x, coef *Node) *Node {
 		parts = append(parts, Slice(coef, AxisRange(0, n-1)))
 	}
 	col := Transpose(Concatenate(parts, 0), 0, 1) // d×2n
-	return circularApply(x, RealFFT(col), b, n, d)
+	re, im := f.Forward(col)
+	return circularApply(f, x, re, im)
 }
 
 // circularApply returns the first n outputs of the circular convolution
 // (length 2n) of every zero-padded channel of x (B×n×d) with the kernel of
-// spectrum spec (d×(n+1)): irFFT(spec ⊙ rFFT([x, 0])).
-func circularApply(x, spec *Node, b, n, d int) *Node {
+// spectrum re + i·im (d×(n+1) each): irFFT(spec ⊙ rFFT([x, 0])), the
+// complex product written out in real arithmetic.
+func circularApply(f realDFT, x, re, im *Node) *Node {
 	g := x.Graph()
+	b, n, d := x.Shape().Dim(0), x.Shape().Dim(1), x.Shape().Dim(2)
 	xt := Transpose(x, 1, 2) // B×d×n
 	xp := Concatenate([]*Node{xt, Zeros(g, shapes.Make(x.DType(), b, d, n))}, 2)
-	y := InverseRealFFT(Mul(RealFFT(xp), InsertAxes(spec, 0)), 2*n)
-	y = Slice(y, AxisRange(), AxisRange(), AxisRange(0, n))
+	xr, xi := f.Forward(xp)
+	sr, si := InsertAxes(re, 0), InsertAxes(im, 0)
+	yr := Sub(Mul(xr, sr), Mul(xi, si))
+	yi := Add(Mul(xr, si), Mul(xi, sr))
+	y := Slice(f.Inverse(yr, yi, 2*n), AxisRange(), AxisRange(), AxisRange(0, n))
 	return Transpose(y, 1, 2)
 }
 
@@ -329,40 +343,50 @@ func FDBidirectionalCoefficients(re, im *Node) *Node {
 
 // FDCausalFFT is the causal FD-TNO by FFTs, as Algorithm 2: the Hilbert
 // transform by irFFT → causal window → rFFT, then irFFT(k̂_causal ⊙
-// rFFT([x, 0])). It needs a backend with the FFT op.
+// rFFT([x, 0])). Like ToeplitzFFT it uses the backend's FFT op where it
+// has one and an exact DFT-matrix product elsewhere (n ≤ 2048).
 func FDCausalFFT(x, khat *Node) *Node {
+	return fdCausalCirculant(realDFTFor(x.Graph().Backend()), x, khat)
+}
+
+// fdCausalCirculant is FDCausalFFT with the transform pair f.
+func fdCausalCirculant(f realDFT, x, khat *Node) *Node {
 	g := x.Graph()
-	b, n, d := x.Shape().Dim(0), x.Shape().Dim(1), x.Shape().Dim(2)
-	kc := ConvertDType(Transpose(khat, 0, 1), complexOf(khat.DType())) // d×(n+1)
-	h := InverseRealFFT(kc, 2*n)                                       // d×2n
+	n := x.Shape().Dim(1)
+	if khat.Shape().Dim(0) != n+1 || khat.Shape().Dim(1) != x.Shape().Dim(2) {
+		panic(fmt.Sprintf("nn: FD response %s for inputs %s", khat.Shape(), x.Shape()))
+	}
+	kt := Transpose(khat, 0, 1)            // d×(n+1)
+	h := f.Inverse(kt, ZerosLike(kt), 2*n) // d×2n
 	win := make([]float64, 2*n)
 	win[0], win[n] = 1, 1
 	for t := 1; t < n; t++ {
 		win[t] = 2
 	}
 	h = Mul(h, constant(g, h.DType(), win, 1, 2*n))
-	return circularApply(x, RealFFT(h), b, n, d)
+	re, im := f.Forward(h)
+	return circularApply(f, x, re, im)
 }
 
 // FDBidirectionalFFT is the bidirectional FD-TNO by FFTs: irFFT((re +
-// i·im) ⊙ rFFT([x, 0])), the imaginary part zeroed at ω = 0 and π. It needs
-// a backend with the FFT op.
+// i·im) ⊙ rFFT([x, 0])), the imaginary part zeroed at ω = 0 and π. Like
+// ToeplitzFFT it uses the backend's FFT op where it has one and an exact
+// DFT-matrix product elsewhere (n ≤ 2048).
 func FDBidirectionalFFT(x, re, im *Node) *Node {
+	return fdBidirectionalCirculant(realDFTFor(x.Graph().Backend()), x, re, im)
+}
+
+// fdBidirectionalCirculant is FDBidirectionalFFT with the transform pair f.
+func fdBidirectionalCirculant(f realDFT, x, re, im *Node) *Node {
 	g := x.Graph()
-	b, n, d := x.Shape().Dim(0), x.Shape().Dim(1), x.Shape().Dim(2)
+	n := x.Shape().Dim(1)
+	if re.Shape().Dim(0) != n+1 || im.Shape().Dim(0) != n+1 || re.Shape().Dim(1) != x.Shape().Dim(2) || im.Shape().Dim(1) != x.Shape().Dim(2) {
+		panic(fmt.Sprintf("nn: FD response %s, %s for inputs %s", re.Shape(), im.Shape(), x.Shape()))
+	}
 	mask := make([]float64, n+1)
 	for m := 1; m < n; m++ {
 		mask[m] = 1
 	}
 	im = Mul(im, constant(g, im.DType(), mask, n+1, 1))
-	spec := Complex(Transpose(re, 0, 1), Transpose(im, 0, 1))
-	return circularApply(x, spec, b, n, d)
-}
-
-// complexOf returns the complex dtype of a float dtype.
-func complexOf(dt dtypes.DType) dtypes.DType {
-	if dt == dtypes.Float64 {
-		return dtypes.Complex128
-	}
-	return dtypes.Complex64
+	return circularApply(f, x, Transpose(re, 0, 1), Transpose(im, 0, 1))
 }

@@ -1,10 +1,15 @@
 package nn
 
 import (
+	"fmt"
 	"math"
+	"os"
 	"testing"
 
+	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"gonum.org/v1/gonum/dsp/fourier"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/internal/rng"
@@ -251,17 +256,112 @@ func TestFDMatchesToeplitzFD(t *testing.T) {
 	})
 }
 
-// TestFFTFormsMatchDense checks the FFT forms (for XLA) against the dense
-// forms; it needs a backend with the FFT op.
-func TestFFTFormsMatchDense(t *testing.T) {
-	if !HasFFT(testBackend(t)) {
-		t.Skipf("backend %s has no FFT op: the FFT forms of ToeplitzFFT, FDCausalFFT and FDBidirectionalFFT are checked only where it has one (XLA)", testBackend(t).Name())
+// checkFFTForms checks, on backend b, the circulant (FFT-form) operators
+// with the transform pair f against the dense forms, at lengths 1, 2, 7
+// and 8.
+func checkFFTForms(t *testing.T, b backends.Backend, f realDFT, tol float64) {
+	t.Helper()
+	for _, n := range []int{1, 2, 7, 8} {
+		const bs, d = 2, 3
+		x := randArr(1, 1, bs, n, d)
+		coef := randArr(2, 1, 2*n-1, d)
+		k := randArr(3, 1, n+1, d)
+		k2 := randArr(4, 1, n+1, d)
+		name := func(s string) string { return fmt.Sprintf("%s n=%d (%T on %s)", s, n, f, b.Name()) }
+		assertClose(t, name("ToeplitzFFT"),
+			evalOn(t, b, func(in []*Node) *Node { return toeplitzCirculant(f, in[0], in[1]) }, x, coef),
+			evalOn(t, b, func(in []*Node) *Node { return ToeplitzDense(in[0], in[1]) }, x, coef), tol)
+		assertClose(t, name("FDCausalFFT"),
+			evalOn(t, b, func(in []*Node) *Node { return fdCausalCirculant(f, in[0], in[1]) }, x, k),
+			evalOn(t, b, func(in []*Node) *Node { return ToeplitzDense(in[0], FDCausalCoefficients(in[1])) }, x, k), tol)
+		assertClose(t, name("FDBidirectionalFFT"),
+			evalOn(t, b, func(in []*Node) *Node { return fdBidirectionalCirculant(f, in[0], in[1], in[2]) }, x, k, k2),
+			evalOn(t, b, func(in []*Node) *Node { return ToeplitzDense(in[0], FDBidirectionalCoefficients(in[1], in[2])) }, x, k, k2), tol)
 	}
-	const b, n, d = 2, 8, 3
-	x := randArr(1, 1, b, n, d)
-	coef := randArr(2, 1, 2*n-1, d)
-	k := randArr(3, 1, n+1, d)
-	k2 := randArr(4, 1, n+1, d)
+}
+
+// evalOn runs a one-output function on backend b (float64 inputs) and
+// returns its flat output.
+func evalOn(t testing.TB, b backends.Backend, fn func([]*Node) *Node, in ...arr) []float64 {
+	t.Helper()
+	exec, err := NewExec(b, fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := make([]any, len(in))
+	for i, a := range in {
+		args[i] = a.tensor()
+	}
+	out, err := exec.Exec(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tensors.MustCopyFlatData[float64](out[0])
+}
+
+// fftBackend returns a linked backend with the FFT op — the GoMLX
+// configuration in KERNELKIT_TEST_DEVICE ("cuda" for xla:cuda), else
+// xla:cuda, else xla:cpu — or nil when none opens (the default build has
+// no XLA).
+func fftBackend(t testing.TB) backends.Backend {
+	for _, c := range []string{os.Getenv("KERNELKIT_TEST_DEVICE"), "xla:cuda", "xla:cpu"} {
+		if c == "cuda" {
+			c = "xla:cuda"
+		}
+		if c == "" {
+			continue
+		}
+		b, err := Backend(c)
+		if err != nil {
+			t.Logf("backend %s: %v", c, err)
+			continue
+		}
+		if HasFFT(b) {
+			return b
+		}
+	}
+	return nil
+}
+
+// TestFFTFormsMatchDense checks the FFT forms with the FFT op on a backend
+// that has it (XLA) against the dense forms, and the FFT op against the
+// DFT-matrix substitute; it skips where no such backend is linked and
+// starts (the default build).
+func TestFFTFormsMatchDense(t *testing.T) {
+	b := fftBackend(t)
+	if b == nil {
+		t.Skip("no backend with the FFT op (XLA) here: the FFT forms with the FFT op are checked only where one runs; TestFFTFormsDFTMatchDense checks the same algorithm with the DFT-matrix substitute")
+	}
+	checkFFTForms(t, b, fftOp{}, 1e-10)
+	for _, n := range []int{1, 2, 5, 8, 33} {
+		x := randArr(uint64(n), 1, 3, n)
+		for i := 0; i < 2; i++ {
+			part := func(f realDFT) func([]*Node) *Node {
+				return func(in []*Node) *Node {
+					re, im := f.Forward(in[0])
+					return []*Node{re, im}[i]
+				}
+			}
+			assertClose(t, fmt.Sprintf("FFT op forward n=%d part %d", n, i), evalOn(t, b, part(fftOp{}), x), evalOn(t, b, part(dftMatrix{}), x), 1e-12)
+		}
+		nb := n/2 + 1
+		re, im := randArr(7, 1, 3, nb), randArr(8, 1, 3, nb)
+		assertClose(t, fmt.Sprintf("FFT op inverse n=%d", n),
+			evalOn(t, b, func(in []*Node) *Node { return fftOp{}.Inverse(in[0], in[1], n) }, re, im),
+			evalOn(t, b, func(in []*Node) *Node { return dftMatrix{}.Inverse(in[0], in[1], n) }, re, im), 1e-12)
+	}
+}
+
+// TestFFTFormsDFTMatchDense runs the FFT-form algorithm (circulant
+// embedding, Hilbert transform) with the DFT-matrix substitute on this
+// backend and checks it against the dense forms, and that the public FFT
+// forms pick the substitute on a backend without the FFT op.
+func TestFFTFormsDFTMatchDense(t *testing.T) {
+	checkFFTForms(t, testBackend(t), dftMatrix{}, 1e-10)
+	const b, n, d = 2, 9, 4
+	x := randArr(11, 1, b, n, d)
+	coef := randArr(12, 1, 2*n-1, d)
+	k, k2 := randArr(13, 1, n+1, d), randArr(14, 1, n+1, d)
 	assertClose(t, "ToeplitzFFT",
 		eval1(t, func(in []*Node) *Node { return ToeplitzFFT(in[0], in[1]) }, x, coef),
 		eval1(t, func(in []*Node) *Node { return ToeplitzDense(in[0], in[1]) }, x, coef), 1e-10)
@@ -271,4 +371,62 @@ func TestFFTFormsMatchDense(t *testing.T) {
 	assertClose(t, "FDBidirectionalFFT",
 		eval1(t, func(in []*Node) *Node { return FDBidirectionalFFT(in[0], in[1], in[2]) }, x, k, k2),
 		eval1(t, func(in []*Node) *Node { return ToeplitzDense(in[0], FDBidirectionalCoefficients(in[1], in[2])) }, x, k, k2), 1e-10)
+	// The causal FD kernel vanishes at negative lags: output i does not
+	// depend on inputs after i.
+	fd := func(in []*Node) *Node { return fdCausalCirculant(dftMatrix{}, in[0], in[1]) }
+	got := eval1(t, fd, x, k)
+	x2 := arr{data: append([]float64(nil), x.data...), dims: x.dims}
+	for i := 6 * d; i < n*d; i++ {
+		x2.data[i] -= 2
+	}
+	assertClose(t, "causal FD (DFT) prefix", eval1(t, fd, x2, k)[:6*d], got[:6*d], 1e-12)
+}
+
+// TestDFTMatrixMatchesGonum checks the DFT-matrix substitute against
+// gonum's real FFT: the same n/2+1 bins, unnormalised forward transform,
+// inverse normalised by 1/n, and the imaginary parts of bin 0 and (n even)
+// bin n/2 ignored by the inverse, as InverseRealFFT ignores them.
+func TestDFTMatrixMatchesGonum(t *testing.T) {
+	const rows = 3
+	for _, n := range []int{1, 2, 3, 4, 5, 8, 15, 16, 33} {
+		nb := n/2 + 1
+		fft := fourier.NewFFT(n)
+		x := randArr(uint64(n), 1, rows, n)
+		var wantRe, wantIm []float64
+		for r := 0; r < rows; r++ {
+			for _, c := range fft.Coefficients(nil, x.data[r*n:(r+1)*n]) {
+				wantRe, wantIm = append(wantRe, real(c)), append(wantIm, imag(c))
+			}
+		}
+		outs := eval(t, func(in []*Node) []*Node {
+			re, im := dftMatrix{}.Forward(in[0])
+			return []*Node{re, im}
+		}, x)
+		assertClose(t, fmt.Sprintf("forward n=%d re", n), outs[0], wantRe, 1e-13)
+		assertClose(t, fmt.Sprintf("forward n=%d im", n), outs[1], wantIm, 1e-13)
+
+		re, im := randArr(uint64(100+n), 1, rows, nb), randArr(uint64(200+n), 1, rows, nb)
+		var want []float64
+		coef := make([]complex128, nb)
+		for r := 0; r < rows; r++ {
+			for k := range coef {
+				v := complex(re.data[r*nb+k], im.data[r*nb+k])
+				if k == 0 || 2*k == n {
+					v = complex(real(v), 0)
+				}
+				coef[k] = v
+			}
+			for _, v := range fft.Sequence(nil, coef) {
+				want = append(want, v/float64(n))
+			}
+		}
+		got := eval1(t, func(in []*Node) *Node { return dftMatrix{}.Inverse(in[0], in[1], n) }, re, im)
+		assertClose(t, fmt.Sprintf("inverse n=%d", n), got, want, 1e-13)
+		// Round trip: Inverse(Forward(x)) = x.
+		back := eval1(t, func(in []*Node) *Node {
+			re, im := dftMatrix{}.Forward(in[0])
+			return dftMatrix{}.Inverse(re, im, n)
+		}, x)
+		assertClose(t, fmt.Sprintf("round trip n=%d", n), back, x.data, 1e-13)
+	}
 }

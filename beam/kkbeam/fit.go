@@ -288,7 +288,7 @@ func Fit(ctx context.Context, opt FitOptions) (*FitResult, error) {
 	if !(mo.Lambda >= 0) || math.IsInf(mo.Lambda, 0) {
 		return nil, fmt.Errorf("model: lambda must be non-negative and finite, got %v", mo.Lambda)
 	}
-	folds, err := foldCount(mo)
+	folds, err := mo.StatsFolds()
 	if err != nil {
 		return nil, err
 	}
@@ -474,59 +474,16 @@ func (p *Prep) check(deadLetter bool) error {
 	return nil
 }
 
-// foldCount returns the statistics partitions opt.Select needs, as
-// model.Fit counts them: 1, or the folds of k-fold (default 5).
-func foldCount(opt model.Options) (int, error) {
-	switch opt.Select {
-	case "", "gcv":
-		return 1, nil
-	case "kfold":
-		k := opt.Folds
-		if k == 0 {
-			k = 5
-		}
-		if k < 2 {
-			return 0, fmt.Errorf("model: k-fold needs at least 2 folds, got %d", k)
-		}
-		return k, nil
-	}
-	return 0, fmt.Errorf("model: unknown lambda selection %q (want gcv or kfold)", opt.Select)
-}
-
 // Solve chooses λ (opt.Lambda, or the grid value of opt.Grid — default
 // model.DefaultGrid — with the best GCV or k-fold score) from the fold
-// statistics and fits m.Linear on their sum, with an intercept, as
-// model.Fit does; it sets m.Grid and m.Scores when it selects.
+// statistics and fits m.Linear on their sum, with an intercept, by
+// model.SolveStats, as model.Fit does; it sets m.Grid and m.Scores when it
+// selects.
 func Solve(m *model.Model, opt model.Options, stats []*linear.Stats) error {
-	if len(stats) == 0 {
-		return errors.New("model: no statistics to solve")
+	lin, grid, scores, err := model.SolveStats(opt, stats)
+	if err != nil {
+		return err
 	}
-	lambda := opt.Lambda
-	if opt.Select != "" {
-		grid := opt.Grid
-		if len(grid) == 0 {
-			grid = model.DefaultGrid
-		}
-		var scores []float64
-		var err error
-		if opt.Select == "gcv" {
-			scores, err = linear.GCV(stats[0], grid, true)
-		} else {
-			scores, err = linear.KFold(stats, grid, true)
-		}
-		if err != nil {
-			return err
-		}
-		lambda = linear.Best(grid, scores)
-		m.Grid, m.Scores = grid, scores
-	}
-	total := stats[0].Clone()
-	for _, s := range stats[1:] {
-		if err := total.Merge(s); err != nil {
-			return err
-		}
-	}
-	var err error
-	m.Linear, err = linear.Fit(total, lambda, true)
-	return err
+	m.Linear, m.Grid, m.Scores = lin, grid, scores
+	return nil
 }

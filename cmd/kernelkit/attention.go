@@ -7,6 +7,8 @@ import (
 	"github.com/spf13/cobra"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/catalog"
+	"github.com/kernelkit/kernelkit/device"
 	"github.com/kernelkit/kernelkit/report"
 	"github.com/kernelkit/kernelkit/sampler"
 	"github.com/kernelkit/kernelkit/study"
@@ -16,9 +18,12 @@ type attentionOptions struct {
 	lengths, features               []int
 	variants, samplers              []string
 	d, seeds, maxExact              int
+	batch, heads                    int
 	seed                            uint64
 	causal, replicate, timing, json bool
 	qPath, kPath, vPath, plot       string
+	device                          string
+	variantsSet                     bool
 }
 
 func newAttention() *cobra.Command {
@@ -32,7 +37,11 @@ func newAttention() *cobra.Command {
 			"of the squared difference, then mean ± std over seeds), relative Frobenius error and time.\n" +
 			"--replicate runs the Performer setup of the analog paper's Supplementary Note 3 (L = 4096,\n" +
 			"d = 16, features 16..192, 15 seeds, iid and orthogonal, positive and trigonometric).\n" +
-			"--timing measures time and allocated memory of exact and linear attention over L.",
+			"--timing measures time and allocated memory of exact and linear attention over L.\n" +
+			"--device go|cuda computes exact and FAVOR+ attention (positive features, orthogonal projections,\n" +
+			"each of --features) on [--batch, --heads, L, --d] inputs both on the CPU and on that device (GoMLX's\n" +
+			"pure-Go backend, or an NVIDIA GPU in a build with -tags xla) and reports both times and the largest\n" +
+			"difference of the outputs; --max-exact bounds exact attention.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -53,7 +62,21 @@ func newAttention() *cobra.Command {
 	fl.StringVar(&o.vPath, "v", "", "values CSV")
 	fl.StringVar(&o.plot, "plot", "", "PNG plot of output MSE against features")
 	fl.BoolVar(&o.json, "json", false, "print JSON")
+	fl.StringVar(&o.device, "device", device.Host, deviceUsage("exact and FAVOR+ attention (go and cuda are compared with the CPU)"))
+	fl.IntVar(&o.batch, "batch", 1, "batch size B of the --device comparison")
+	fl.IntVar(&o.heads, "heads", 1, "heads H of the --device comparison")
 	return cmd
+}
+
+// openSeqDevice opens the device of a --device flag of attention and
+// toeplitz: nil for "cpu" (the host path), else openDevice's device (the
+// same one-line errors as fit and transform: a CUDA device in a program
+// without XLA says how to build one).
+func openSeqDevice(name string) (*device.Device, error) {
+	if name == device.Host {
+		return nil, nil
+	}
+	return openDevice(name, false)
 }
 
 // defaults applies the settings of --timing and --replicate to the flags
@@ -115,13 +138,38 @@ func (o *attentionOptions) validate() error {
 	if (o.qPath == "") != (o.kPath == "") || (o.qPath == "") != (o.vPath == "") {
 		return errors.New("--q, --k and --v go together")
 	}
+	if o.batch <= 0 || o.heads <= 0 {
+		return fmt.Errorf("--batch and --heads must be positive, got %d and %d", o.batch, o.heads)
+	}
+	if o.device != device.Host {
+		switch {
+		case o.replicate:
+			return fmt.Errorf("--device %s does not run --replicate (the device runs FAVOR+ only)", o.device)
+		case o.qPath != "":
+			return fmt.Errorf("--device %s runs on random inputs, not --q/--k/--v", o.device)
+		case o.variantsSet && !onlyFavor(o.variants):
+			return fmt.Errorf("--device %s runs the positive (FAVOR+) map only, not --variants %v", o.device, o.variants)
+		case !onlyORF(o.samplers):
+			return fmt.Errorf("--device %s draws orthogonal projections (orf) only, not --samplers %v", o.device, o.samplers)
+		}
+	} else if o.batch != 1 || o.heads != 1 {
+		return errors.New("--batch and --heads go with --device go or cuda")
+	}
 	return nil
 }
 
 func (o *attentionOptions) run(cmd *cobra.Command) error {
 	o.defaults(cmd)
+	o.variantsSet = cmd.Flags().Changed("variants")
 	if err := o.validate(); err != nil {
 		return err
+	}
+	dev, err := openSeqDevice(o.device)
+	if err != nil {
+		return err
+	}
+	if dev != nil {
+		return o.runDevice(cmd, dev)
 	}
 	if o.timing {
 		return o.runTiming(cmd)
@@ -179,6 +227,43 @@ func (o *attentionOptions) runTiming(cmd *cobra.Command) error {
 	update, finish := progress("timing")
 	res, err := study.AttentionTiming(cmd.Context(), study.AttentionTimingConfig{Lengths: o.lengths, Dim: o.d,
 		MaxExact: o.maxExact, Causal: o.causal}, update)
+	finish()
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return report.JSON(cmd.OutOrStdout(), res.Rows)
+	}
+	return res.Render(cmd.OutOrStdout())
+}
+
+// onlyFavor reports whether every name is the catalog's positive (FAVOR+)
+// map, by any of its names.
+func onlyFavor(names []string) bool {
+	for _, n := range names {
+		if e, err := catalog.Default().Lookup(n); err != nil || e.Name != "positive" {
+			return false
+		}
+	}
+	return len(names) > 0
+}
+
+// onlyORF reports whether every name is the orthogonal sampler.
+func onlyORF(names []string) bool {
+	for _, n := range names {
+		if s, err := sampler.ByName(n); err != nil || s.Name() != (sampler.Orthogonal{}).Name() {
+			return false
+		}
+	}
+	return len(names) > 0
+}
+
+// runDevice compares attention on the CPU and on dev over the lengths and
+// feature counts.
+func (o *attentionOptions) runDevice(cmd *cobra.Command, dev *device.Device) error {
+	update, finish := progress("attention on " + dev.Name())
+	res, err := study.DeviceAttention(cmd.Context(), study.DeviceAttentionConfig{Device: dev, Lengths: o.lengths,
+		Batch: o.batch, Heads: o.heads, Dim: o.d, Features: o.features, Causal: o.causal, MaxExact: o.maxExact, Seed: o.seed}, update)
 	finish()
 	if err != nil {
 		return err

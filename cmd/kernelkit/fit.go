@@ -5,14 +5,18 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/kernelkit/kernelkit/data"
+	"github.com/kernelkit/kernelkit/device"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/model"
+	"github.com/kernelkit/kernelkit/nn"
 	"github.com/kernelkit/kernelkit/report"
 	"github.com/kernelkit/kernelkit/sampler"
 	"github.com/kernelkit/kernelkit/study"
@@ -110,7 +114,68 @@ type fitOptions struct {
 	lambda                                       float64
 	folds                                        int
 	json, noStd, stream, exact                   bool
+	calibrate                                    bool   // --calibrate
+	device                                       string // --device
+	weightCol                                    string
+	classWeight                                  classWeightFlag
+	targets                                      []string
 }
+
+// classWeightFlag is the --class-weight flag: "balanced", or explicit
+// weights by class index, "0=2,3=0.5" (classes not named weigh 1).
+type classWeightFlag struct {
+	balanced bool
+	weights  map[int]float64
+}
+
+func (c *classWeightFlag) String() string {
+	if c.balanced {
+		return "balanced"
+	}
+	keys := make([]int, 0, len(c.weights))
+	for k := range c.weights {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = strconv.Itoa(k) + "=" + strconv.FormatFloat(c.weights[k], 'g', -1, 64)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (c *classWeightFlag) Type() string { return "balanced|class=weight,..." }
+
+func (c *classWeightFlag) Set(s string) error {
+	if c.balanced || c.weights != nil {
+		return errors.New("given twice")
+	}
+	if s == "balanced" {
+		c.balanced = true
+		return nil
+	}
+	w := map[int]float64{}
+	for _, pair := range strings.Split(s, ",") {
+		ks, vs, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		k, kerr := strconv.Atoi(strings.TrimSpace(ks))
+		v, verr := strconv.ParseFloat(strings.TrimSpace(vs), 64)
+		switch {
+		case !ok || kerr != nil || k < 0:
+			return fmt.Errorf(`%.40q is not class=weight with a class index from 0 (or "balanced")`, pair)
+		case verr != nil || !(v >= 0) || math.IsInf(v, 0):
+			return fmt.Errorf("weight %.40q of class %d is not a finite non-negative number", vs, k)
+		}
+		if _, dup := w[k]; dup {
+			return fmt.Errorf("class %d given twice", k)
+		}
+		w[k] = v
+	}
+	c.weights = w
+	return nil
+}
+
+// set reports whether the flag was given.
+func (c *classWeightFlag) set() bool { return c.balanced || c.weights != nil }
 
 func newFit() *cobra.Command {
 	o := &fitOptions{}
@@ -124,7 +189,10 @@ func newFit() *cobra.Command {
 			"(the dual solve the random features converge to) on up to 32768 rows; --gamma scale takes\n" +
 			"γ = 1/(d·Var X) from the standardised training matrix, as scikit-learn's gamma='scale'.\n" +
 			"--map NAME fits with any symmetric map of the registry instead of --kernel/--form, e.g.\n" +
-			"nystrom/kmeans (Nyström features on k-means landmarks of the standardised training rows).",
+			"nystrom/kmeans (Nyström features on k-means landmarks of the standardised training rows).\n" +
+			"--weight-column NAME weighs each training row by that CSV column (not a feature; a test file's\n" +
+			"is dropped), --class-weight balanced|class=weight,... weighs the classes (times the row\n" +
+			"weights), and --targets a,b,c fits one regression per target column (multi-output).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -145,9 +213,14 @@ func (o *fitOptions) bind(fl *pflag.FlagSet) {
 	fl.BoolVar(&o.noStd, "no-standardize", false, "do not standardise features")
 	fl.BoolVar(&o.stream, "stream", false, "read the training CSV in two streaming passes (memory independent of the row count)")
 	fl.BoolVar(&o.exact, "exact", false, "fit exact kernel ridge (dual Cholesky solve, O(n³) time, n² memory; at most 32768 training rows) instead of random features")
+	fl.BoolVar(&o.calibrate, "calibrate", false, "fit Platt sigmoids on out-of-fold scores (--folds folds) so that predict --scores also writes class probabilities (classification, in-memory fits)")
 	o.feat.scaleOK = true
+	onceVar(fl, &o.weightCol, "weight-column", "", "CSV column of per-row sample weights (finite, ≥ 0; not a feature, and dropped from a --test file)")
+	fl.Var(&o.classWeight, "class-weight", "class weights: balanced (n/(classes·count of the class), scikit-learn's) or class=weight,... by class index (others weigh 1); they multiply the sample weights")
+	fl.StringSliceVar(&o.targets, "targets", nil, "several target columns for multi-output regression (a,b,c; instead of --label)")
 	onceVar(fl, &o.model, "model", "", "write the fitted model to this file")
 	fl.BoolVar(&o.json, "json", false, "print one JSON object")
+	fl.StringVar(&o.device, "device", device.Host, deviceUsage("the features and ridge statistics (the solve stays on the CPU)"))
 }
 
 func (o *fitOptions) run(cmd *cobra.Command) error {
@@ -163,16 +236,40 @@ func (o *fitOptions) run(cmd *cobra.Command) error {
 	if o.exact && o.sel != "" {
 		return errors.New("--exact has no λ selection; give --lambda")
 	}
-	cfg := study.FitConfig{Model: model.Options{Lambda: o.lambda, Select: o.sel, Folds: o.folds, Standardize: !o.noStd, Float32: o.feat.float32},
+	if len(o.targets) > 0 && o.label != "" {
+		return errors.New("--targets names the target columns; drop --label")
+	}
+	multi := len(o.targets) > 1
+	if o.exact && o.calibrate {
+		return errors.New("--exact has no out-of-fold scores to calibrate; drop --calibrate")
+	}
+	if o.exact && (o.weightCol != "" || o.classWeight.set() || multi) {
+		return errors.New("--exact fits one unweighted target; drop --weight-column, --class-weight and --targets")
+	}
+	cfg := study.FitConfig{Model: model.Options{Lambda: o.lambda, Select: o.sel, Folds: o.folds, Standardize: !o.noStd, Float32: o.feat.float32, Calibrate: o.calibrate},
 		GammaScale: o.feat.gammaScale, Exact: o.exact}
+	if o.classWeight.balanced {
+		cfg.Model.ClassWeight = "balanced"
+	}
+	cfg.Model.ClassWeights = o.classWeight.weights
 	var err error
+	if o.device != device.Host {
+		if o.exact {
+			return errors.New("--exact runs on the CPU; drop --device")
+		}
+		dev, err := openDevice(o.device, o.feat.float32)
+		if err != nil {
+			return err
+		}
+		cfg.Model.Accumulator = dev.Accumulator(device.RidgeOptions{})
+	}
 	label := o.label
 	if o.stream {
 		if o.test == "" {
 			return errors.New("--stream needs --test (the training rows are not kept in memory)")
 		}
-		cfg.Stream, cfg.Names, err = study.StreamCSV(o.train, data.CSVOptions{Label: o.label})
-	} else if cfg.Train, err = data.Open(o.train, data.OpenOptions{Format: o.format, Label: o.label}); err == nil {
+		cfg.Stream, cfg.Names, err = study.StreamCSV(o.train, data.CSVOptions{Label: o.label, Targets: o.targets, Weight: o.weightCol})
+	} else if cfg.Train, err = data.Open(o.train, data.OpenOptions{Format: o.format, Label: o.label, Targets: o.targets, Weight: o.weightCol}); err == nil {
 		cfg.Names, label = cfg.Train.Names, cfg.Train.Label
 	}
 	if err != nil {
@@ -184,6 +281,12 @@ func (o *fitOptions) run(cmd *cobra.Command) error {
 	}
 	if cfg.Model.Task, err = study.ParseTask(o.task, cfg.Train); err != nil {
 		return err
+	}
+	if multi {
+		if o.task != "auto" && cfg.Model.Task != model.Regression {
+			return fmt.Errorf("--targets fits a multi-output regression, not --task %s", o.task)
+		}
+		cfg.Model.Task = model.Regression
 	}
 	if cfg.Model.Features, err = o.feat.config(cmd.Flags(), width); err != nil {
 		return err
@@ -198,7 +301,7 @@ func (o *fitOptions) run(cmd *cobra.Command) error {
 		}
 	}
 	if o.test != "" {
-		opt := data.OpenOptions{Format: o.format, Label: label, Columns: cfg.Names, Width: width}
+		opt := data.OpenOptions{Format: o.format, Label: label, Columns: cfg.Names, Width: width, Targets: o.targets, Weight: o.weightCol}
 		if cfg.Test, err = data.Open(o.test, opt); err != nil {
 			return err
 		}
@@ -209,18 +312,68 @@ func (o *fitOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	if multi && m.Targets == nil {
+		m.Targets = o.targets // a streamed fit knows the targets by position only
+	}
+	var perTarget []float64
+	if multi {
+		eval := cfg.Test
+		if eval == nil {
+			eval = cfg.Train
+		}
+		ev, err := m.Evaluate(eval, 0)
+		if err != nil {
+			return err
+		}
+		perTarget = ev.RMSEs
+	}
 	if o.model != "" {
 		if err := writeOut(cmd, o.model, m.Save); err != nil {
 			return err
 		}
 	}
 	if o.json {
-		return report.JSON(cmd.OutOrStdout(), r)
+		return report.JSON(cmd.OutOrStdout(), struct {
+			*study.FitResult
+			RMSEPerTarget []float64 `json:"rmse_per_target,omitempty"`
+		}{r, perTarget})
 	}
 	text := r.Text()
+	if perTarget != nil {
+		parts := make([]string, len(perTarget))
+		for i, v := range perTarget {
+			parts[i] = fmt.Sprintf("%s %.4g", o.targets[i], v)
+		}
+		text += "RMSE per target " + strings.Join(parts, ", ") + "\n"
+	}
 	if o.model != "" {
 		text += "model written to " + o.model + "\n"
 	}
 	_, err = io.WriteString(cmd.OutOrStdout(), text)
 	return err
+}
+
+// deviceUsage is the usage of a --device flag for what.
+func deviceUsage(what string) string {
+	return "device for " + what + ": cpu (kernelkit's own code), go (GoMLX's pure-Go backend: the device graphs on the CPU) " +
+		"or cuda (an NVIDIA GPU through XLA, float32, in a program built with CGO_ENABLED=1 -tags xla)"
+}
+
+// openDevice opens the device of a --device flag other than cpu, in
+// float32 with --float32 (cuda always computes in float32).
+func openDevice(name string, float32 bool) (*device.Device, error) {
+	if name == device.CUDA && !slices.Contains(nn.Backends(), "xla") {
+		return nil, errors.New("--device cuda: this program has no XLA backend (build with CGO_ENABLED=1 go build -tags xla ./cmd/kernelkit)")
+	}
+	d, err := device.Open(name)
+	if err != nil && name == device.CUDA {
+		return nil, fmt.Errorf("--device cuda: no usable GPU (plugin setup: scripts/gpu_run.sh): %w", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--device: %w", err)
+	}
+	if float32 {
+		d = d.WithFloat32()
+	}
+	return d, nil
 }

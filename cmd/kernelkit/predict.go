@@ -12,8 +12,10 @@ import (
 	"github.com/spf13/pflag"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/calibrate"
 	"github.com/kernelkit/kernelkit/catalog"
 	"github.com/kernelkit/kernelkit/data"
+	"github.com/kernelkit/kernelkit/device"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/linear"
 	"github.com/kernelkit/kernelkit/model"
@@ -70,12 +72,15 @@ func newPredict() *cobra.Command {
 		Short: "Predict with a saved model",
 		Long: "predict writes one prediction per row as CSV (class index, or value for regression).\n" +
 			"Columns are matched to the model's by name. If the data has a label column, the\n" +
-			"accuracy (or RMSE) goes to standard error.",
+			"accuracy (or RMSE) goes to standard error, with the log-loss and expected calibration\n" +
+			"error of the probabilities of a model fitted with --calibrate. The prediction is the\n" +
+			"class of the largest score; --scores adds the scores and, for a calibrated model, the\n" +
+			"probabilities (Platt sigmoids normalised to sum to one per row).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	o.bind(cmd.Flags(), "model file written by fit --model", "name of the label column, if any (default: the model's)")
-	cmd.Flags().BoolVar(&o.scores, "scores", false, "also write the class scores")
+	cmd.Flags().BoolVar(&o.scores, "scores", false, "also write the class scores (score0…) and, for a model fitted with --calibrate, the calibrated class probabilities (prob0…)")
 	return cmd
 }
 
@@ -91,10 +96,19 @@ func (o *predictOptions) run(cmd *cobra.Command) error {
 	s := ev.Scores
 	_, k := s.Dims()
 	classify := m.Task == model.Classification
+	var probs *mat.Dense // calibrated class probabilities (fit --calibrate)
+	if classify && m.Calibration != nil {
+		if probs, err = m.Calibration.Probabilities(s); err != nil {
+			return err
+		}
+	}
 	header := "prediction"
 	if o.scores && classify {
 		for j := range k {
 			header += ",score" + strconv.Itoa(j)
+		}
+		for j := 0; probs != nil && j < k; j++ {
+			header += ",prob" + strconv.Itoa(j)
 		}
 	}
 	pred := linear.Argmax(s)
@@ -107,12 +121,31 @@ func (o *predictOptions) run(cmd *cobra.Command) error {
 			for j := 0; o.scores && j < k; j++ {
 				b = strconv.AppendFloat(append(b, ','), s.At(i, j), 'g', -1, 64)
 			}
+			for j := 0; o.scores && probs != nil && j < k; j++ {
+				b = strconv.AppendFloat(append(b, ','), probs.At(i, j), 'g', -1, 64)
+			}
 			return b
 		})
 	}); err != nil || !ev.Labelled {
 		return err
 	}
 	if classify {
+		if probs != nil {
+			// With labels that are all classes of the model, the
+			// probabilities' quality as well (other labels only count
+			// as misses in the accuracy).
+			if labels, kl, lerr := ds.Labels(); lerr == nil && kl <= k {
+				ll, err := calibrate.LogLoss(probs, labels)
+				if err != nil {
+					return err
+				}
+				ece, err := calibrate.ECE(probs, labels, 15)
+				if err != nil {
+					return err
+				}
+				return notice(cmd, "accuracy %.4f, log-loss %.4f, ECE %.4f (15 bins) on %d rows", ev.Accuracy, ll, ece, ev.Rows)
+			}
+		}
 		return notice(cmd, "accuracy %.4f on %d rows", ev.Accuracy, ev.Rows)
 	}
 	return notice(cmd, "RMSE %.6g on %d rows", ev.RMSE, ev.Rows)
@@ -122,6 +155,7 @@ type transformOptions struct {
 	dataOptions
 	feat   featureOptions
 	scaled bool
+	device string // --device
 }
 
 func newTransform() *cobra.Command {
@@ -140,6 +174,7 @@ func newTransform() *cobra.Command {
 	o.feat.bind(fl)
 	o.bind(fl, "use this model's scaler and feature map", "name of a label column to drop")
 	fl.BoolVar(&o.scaled, "scaled", false, "write row-scaled features and a log_scale column (exponential maps never overflow)")
+	fl.StringVar(&o.device, "device", device.Host, deviceUsage("the features"))
 	return cmd
 }
 
@@ -149,10 +184,22 @@ func (o *transformOptions) run(cmd *cobra.Command) error {
 	if o.model != "" && o.feat.mapName != "" {
 		return errors.New("--model brings its own feature map; drop --map")
 	}
+	var dev *device.Device
+	if o.device != device.Host {
+		var err error
+		if dev, err = openDevice(o.device, o.feat.float32); err != nil {
+			return err
+		}
+	}
 	if o.model != "" {
 		m, ds, err := o.load()
 		if err != nil {
 			return err
+		}
+		if dev != nil {
+			if m.Map, err = dev.Map(m.Map); err != nil {
+				return err
+			}
 		}
 		if z, err = m.Features(ds.X); err != nil {
 			return err
@@ -165,6 +212,14 @@ func (o *transformOptions) run(cmd *cobra.Command) error {
 		mp, err := o.newMap(cmd.Flags(), ds)
 		if err != nil {
 			return err
+		}
+		if _, scaled := mp.(features.ScaledTransformer); dev != nil && (scaled || !o.scaled) {
+			// Every device Map has log-scales; with --scaled only maps whose
+			// CPU form has them go to the device, so that --scaled accepts
+			// the same maps with and without --device.
+			if mp, err = dev.Map(mp); err != nil {
+				return err
+			}
 		}
 		z = mat.NewDense(ds.Rows(), mp.Dim(), nil)
 		if o.scaled {

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/kernelkit/kernelkit/device"
 	"github.com/kernelkit/kernelkit/report"
 	"github.com/kernelkit/kernelkit/study"
 )
@@ -14,7 +15,7 @@ type toeplitzOptions struct {
 	d, r, m, maxN, maxDense int
 	lambda                  float64
 	json, noTiming, noDiag  bool
-	plot                    string
+	plot, device            string
 	seed                    uint64
 }
 
@@ -27,7 +28,10 @@ func newToeplitz() *cobra.Command {
 			"bound of Theorem 1 (Matérn 5/2 kernel, n = 256), impulse responses of GeLU, SiLU and ReLU\n" +
 			"frequency-domain MLPs (Theorems 2-4), and the timing study over n = 512 … --max-n with d\n" +
 			"channels: dense O(n²) products up to --max-dense, FFT O(n log n), SKI with r inducing points\n" +
-			"and a sparse filter of width m, and the causal FD operator.",
+			"and a sparse filter of width m, and the causal FD operator.\n" +
+			"--device go|cuda replaces the timing study by a comparison of the FFT (TNO), SKI and causal FD\n" +
+			"operators on the CPU and on that device (GoMLX's pure-Go backend, dense forms up to --max-dense;\n" +
+			"or an NVIDIA GPU in a build with -tags xla, FFT forms): both times and the largest difference.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runToeplitz(cmd, o) },
 	}
@@ -47,6 +51,7 @@ func (o *toeplitzOptions) bind(fl *pflag.FlagSet) {
 	fl.BoolVar(&o.noDiag, "no-diagnostics", false, "skip the error and decay diagnostics")
 	fl.StringVar(&o.plot, "plot", "", "PNG plot of the impulse responses")
 	fl.BoolVar(&o.json, "json", false, "print JSON")
+	fl.StringVar(&o.device, "device", device.Host, deviceUsage("the timed operators (go and cuda are compared with the CPU)"))
 }
 
 func (o *toeplitzOptions) validate() error {
@@ -63,13 +68,16 @@ func runToeplitz(cmd *cobra.Command, o *toeplitzOptions) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
+	dev, err := openSeqDevice(o.device)
+	if err != nil {
+		return err
+	}
 	ctx := cmd.Context()
 	rep := &study.ToeplitzReport{
 		ImpulseSetup: study.ToeplitzImpulseConfig{Seed: o.seed},
 		TimingSetup: study.ToeplitzTimingConfig{Channels: o.d, Inducing: o.r, FilterWidth: o.m, Lambda: o.lambda,
 			MaxN: o.maxN, MaxDense: o.maxDense, Seed: o.seed},
 	}
-	var err error
 	if !o.noDiag {
 		if rep.SKIError, err = study.ToeplitzErrorBound(ctx, rep.ErrorSetup, nil); err != nil {
 			return err
@@ -78,7 +86,16 @@ func runToeplitz(cmd *cobra.Command, o *toeplitzOptions) error {
 			return err
 		}
 	}
-	if !o.noTiming {
+	var devRes *study.DeviceToeplitzResult
+	if !o.noTiming && dev != nil {
+		update, finish := progress("toeplitz on " + dev.Name())
+		devRes, err = study.DeviceToeplitz(ctx, study.DeviceToeplitzConfig{Device: dev, Timing: rep.TimingSetup}, update)
+		finish()
+		if err != nil {
+			return err
+		}
+	}
+	if !o.noTiming && dev == nil {
 		update, finish := progress("toeplitz")
 		rep.Timing, err = study.ToeplitzTiming(ctx, rep.TimingSetup, update)
 		finish()
@@ -89,10 +106,29 @@ func runToeplitz(cmd *cobra.Command, o *toeplitzOptions) error {
 	}
 	w := cmd.OutOrStdout()
 	if o.json {
+		if devRes != nil {
+			return report.JSON(w, struct {
+				*study.ToeplitzReport
+				Device []study.DeviceToeplitzRow `json:"device"`
+			}{rep, devRes.Rows})
+		}
 		return report.JSON(w, rep)
 	}
-	if err := rep.Render(w); err != nil || o.plot == "" || len(rep.Decay) == 0 {
+	if err := rep.Render(w); err != nil {
 		return err
+	}
+	if devRes != nil {
+		if len(rep.SKIError) > 0 || len(rep.Decay) > 0 {
+			if _, err := fmt.Fprintln(w); err != nil {
+				return err
+			}
+		}
+		if err := devRes.Render(w); err != nil {
+			return err
+		}
+	}
+	if o.plot == "" || len(rep.Decay) == 0 {
+		return nil
 	}
 	if err := rep.Plot().Save(o.plot); err != nil {
 		return err

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestCalibrate: fit --calibrate, then predict --scores writes, per row,
+// the prediction, the 26 scores and the 26 calibrated probabilities; the
+// probabilities lie in [0, 1] and sum to one (to 1e-14: the CSV holds
+// round-trip floats), the prediction is the argmax of the scores, and the
+// labelled rows' log-loss and ECE go to standard error. An uncalibrated
+// model writes no probabilities; streamed and regression fits refuse
+// --calibrate.
+func TestCalibrate(t *testing.T) {
+	dir := t.TempDir()
+	train := letterCSV(t, dir, "train.csv", 0, 3000)
+	test := letterCSV(t, dir, "test.csv", 19000, 20000)
+	mpath := filepath.Join(dir, "m.kk")
+	if _, err := run(t, "fit", "--train", train, "--features", "128", "--gamma", "0.0625", "--lambda", "0.5",
+		"--seed", "1", "--calibrate", "--model", mpath); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := runCtx(t, context.Background(), "--blas", "gonum", "predict", "--model", mpath, "--data", test, "--scores")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "log-loss") || !strings.Contains(stderr, "ECE") {
+		t.Errorf("standard error %q has no log-loss and ECE", stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	const k = 26
+	head := strings.Split(lines[0], ",")
+	if len(head) != 1+2*k || head[1] != "score0" || head[k] != "score25" || head[k+1] != "prob0" || head[2*k] != "prob25" {
+		t.Fatalf("header %q", lines[0])
+	}
+	if len(lines) != 1001 {
+		t.Fatalf("%d lines, want 1001", len(lines))
+	}
+	for i, line := range lines[1:] {
+		f := strings.Split(line, ",")
+		if len(f) != 1+2*k {
+			t.Fatalf("row %d: %d fields", i, len(f))
+		}
+		v := make([]float64, len(f))
+		for j, s := range f {
+			if v[j], err = strconv.ParseFloat(s, 64); err != nil {
+				t.Fatalf("row %d field %d: %v", i, j, err)
+			}
+		}
+		best := 0
+		for c := 1; c < k; c++ {
+			if v[1+c] > v[1+best] {
+				best = c
+			}
+		}
+		if int(v[0]) != best {
+			t.Errorf("row %d: prediction %v, argmax of the scores %d", i, v[0], best)
+		}
+		var sum float64
+		for _, p := range v[1+k:] {
+			if !(p >= 0 && p <= 1) {
+				t.Fatalf("row %d: probability %v", i, p)
+			}
+			sum += p
+		}
+		if math.Abs(sum-1) > 1e-14 {
+			t.Errorf("row %d: probabilities sum to 1%+.3g", i, sum-1)
+		}
+	}
+
+	plain := filepath.Join(dir, "plain.kk")
+	if _, err := run(t, "fit", "--train", train, "--features", "64", "--model", plain); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err = runCtx(t, context.Background(), "--blas", "gonum", "predict", "--model", plain, "--data", test, "--scores")
+	if err != nil || strings.Contains(out, "prob") || strings.Contains(stderr, "log-loss") {
+		t.Errorf("uncalibrated model: %v; header %q, standard error %q", err, strings.SplitN(out, "\n", 2)[0], stderr)
+	}
+	if _, err := run(t, "fit", "--train", train, "--test", test, "--stream", "--calibrate", "--features", "16"); err == nil ||
+		!strings.Contains(err.Error(), "calibration needs the rows in memory") {
+		t.Errorf("fit --stream --calibrate: %v", err)
+	}
+	if _, err := run(t, "fit", "--train", train, "--task", "regression", "--calibrate", "--features", "16"); err == nil ||
+		!strings.Contains(err.Error(), "calibration is for classification") {
+		t.Errorf("fit --task regression --calibrate: %v", err)
+	}
+}

@@ -1,0 +1,202 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/kernelkit/kernelkit/calibrate"
+	"github.com/kernelkit/kernelkit/data"
+	"github.com/kernelkit/kernelkit/features"
+	"github.com/kernelkit/kernelkit/internal/limits"
+	"github.com/kernelkit/kernelkit/internal/parallel"
+	"github.com/kernelkit/kernelkit/linear"
+)
+
+// Probability calibration (Options.Calibrate) is scikit-learn's
+// CalibratedClassifierCV(method='sigmoid', ensemble=False) on the ridge
+// classifier's decision scores: the rows are split in F folds (row i in
+// fold i mod F, the folds of k-fold λ selection; F = Options.Folds,
+// default 5), each fold's rows are scored by the model fitted with the
+// chosen λ on the other folds — solved from the per-fold statistics
+// the fit accumulates anyway, the complement's being the sum of the other
+// folds' — and package calibrate fits Platt sigmoids on these
+// out-of-fold scores. The model kept is the one fitted on all rows; the
+// calibration is only applied to its scores. The cost over a plain fit is
+// F − 1 more solves and one more pass computing the features of the rows
+// held in memory, so calibration needs model.Fit (FitStream refuses it).
+
+// errStreamCalibrate is the error of a streamed fit asked to calibrate.
+var errStreamCalibrate = errors.New("model: calibration needs the rows in memory (out-of-fold scores take a second pass over the training rows); fit without streaming, or drop the calibration")
+
+// fitFolds returns the statistics partitions of an in-memory fit: those of
+// λ selection (folds), or with Calibrate the k-fold folds (Options.Folds,
+// default 5), which λ selection by k-fold shares.
+func (opt Options) fitFolds() (int, error) {
+	if !opt.Calibrate {
+		return opt.folds()
+	}
+	if opt.Task != Classification {
+		return 0, fmt.Errorf("model: calibration is for classification, the task is %q", opt.Task)
+	}
+	o := opt
+	o.Calibrate = false
+	if _, err := o.folds(); err != nil {
+		return 0, err
+	}
+	k := opt.Folds
+	if k == 0 {
+		k = 5
+	}
+	if k < 2 {
+		return 0, fmt.Errorf("model: calibration needs at least 2 folds, got %d", k)
+	}
+	return k, nil
+}
+
+// calibrate fits m.Calibration on the out-of-fold scores of the rows x
+// (after the scaler) of train, whose per-fold statistics are stats, with
+// the λ of m.Linear.
+func (m *Model) calibrate(ctx context.Context, x *mat.Dense, train *data.Dataset, stats []*linear.Stats) error {
+	labels, _, err := train.Labels()
+	if err != nil {
+		return err
+	}
+	scores, err := outOfFold(ctx, m.Map, x, stats, m.Linear.Lambda)
+	if err != nil {
+		return err
+	}
+	c, err := calibrate.Fit(scores, labels)
+	if err != nil {
+		return fmt.Errorf("model: calibration: %w", err)
+	}
+	m.Calibration = c
+	return nil
+}
+
+// outOfFold returns the scores of the rows of x (mapped by t), row i
+// scored by the ridge model with the given λ fitted on the statistics of
+// every fold but fold i mod len(stats). The features are computed in
+// blocks of predictBlock rows on all cores.
+func outOfFold(ctx context.Context, t features.Transformer, x *mat.Dense, stats []*linear.Stats, lambda float64) (*mat.Dense, error) {
+	folds := len(stats)
+	if folds < 2 {
+		return nil, fmt.Errorf("model: out-of-fold scores need at least 2 folds, got %d", folds)
+	}
+	n, d := x.Dims()
+	k := stats[0].K
+	if _, err := limits.Matrix("model: out-of-fold scores", n, k); err != nil {
+		return nil, err
+	}
+	models := make([]*linear.Model, folds)
+	for f := range folds {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var comp *linear.Stats
+		for g, s := range stats {
+			switch {
+			case g == f:
+			case comp == nil:
+				comp = s.Clone()
+			default:
+				if err := comp.Merge(s); err != nil {
+					return nil, err
+				}
+			}
+		}
+		lm, err := linear.Fit(comp, lambda, true)
+		if err != nil {
+			return nil, fmt.Errorf("model: the model without fold %d: %w", f, err)
+		}
+		models[f] = lm
+	}
+	dim := t.Dim()
+	out := mat.NewDense(n, k, nil)
+	rows := min(predictBlock, n)
+	nb := (n + rows - 1) / rows
+	workers := parallel.Workers(nb)
+	zbuf := make([][]float64, workers)
+	fz := make([][]float64, workers)
+	fs := make([][]float64, workers)
+	errs := make([]error, nb)
+	parallel.Chunks(n, rows, func(w, lo, hi int) {
+		if err := ctx.Err(); err != nil {
+			errs[lo/rows] = err
+			return
+		}
+		if zbuf[w] == nil {
+			zbuf[w] = make([]float64, rows*dim)
+			fz[w] = make([]float64, (rows/folds+1)*dim)
+			fs[w] = make([]float64, (rows/folds+1)*k)
+		}
+		z := mat.NewDense(hi-lo, dim, zbuf[w][:(hi-lo)*dim])
+		if err := t.Transform(z, x.Slice(lo, hi, 0, d).(*mat.Dense)); err != nil {
+			errs[lo/rows] = err
+			return
+		}
+		// Gather the block's rows of each fold, score them with that
+		// fold's model and scatter the scores back.
+		for f, lm := range models {
+			i0 := ((f-lo)%folds + folds) % folds
+			mrows := 0
+			for i := i0; i < hi-lo; i += folds {
+				copy(fz[w][mrows*dim:(mrows+1)*dim], z.RawRowView(i))
+				mrows++
+			}
+			if mrows == 0 {
+				continue
+			}
+			s := mat.NewDense(mrows, k, fs[w][:mrows*k])
+			if err := lm.PredictTo(s, mat.NewDense(mrows, dim, fz[w][:mrows*dim])); err != nil {
+				errs[lo/rows] = err
+				return
+			}
+			for j, i := 0, i0; i < hi-lo; j, i = j+1, i+folds {
+				copy(out.RawRowView(lo+i), s.RawRowView(j))
+			}
+		}
+	})
+	if err := firstError(errs); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Probabilities returns the n×K calibrated class probabilities of raw rows
+// x: the model's scores (Predict) through its calibration. It is an error
+// for a regression model or a model fitted without calibration
+// (Options.Calibrate, kernelkit fit --calibrate).
+func (m *Model) Probabilities(x *mat.Dense) (*mat.Dense, error) {
+	if m.Task != Classification {
+		return nil, errors.New("model: Probabilities on a regression model")
+	}
+	if m.Calibration == nil {
+		return nil, errors.New("model: the model has no calibration (fit it with Options.Calibrate, kernelkit fit --calibrate)")
+	}
+	s, err := m.Predict(x)
+	if err != nil {
+		return nil, err
+	}
+	return m.Calibration.Probabilities(s)
+}
+
+// checkCalibration validates a calibration read from a model file of the
+// given task and classes.
+func checkCalibration(c *calibrate.Platt, task Task, classes int) error {
+	if c == nil {
+		return nil
+	}
+	if task != Classification {
+		return errors.New("model: regression model with a calibration")
+	}
+	if c.Classes != classes {
+		return fmt.Errorf("model: calibration of %d classes in a model of %d", c.Classes, classes)
+	}
+	if err := c.Validate(); err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,228 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/kernelkit/kernelkit/data"
+)
+
+// Sample weights, class weights and multi-output regression.
+//
+// A weighted fit is the fit of the weighted sample: row i counts w_i
+// times. The ridge statistics are weighted (linear.Stats.AddWeighted),
+// the intercept centres on the weighted means, GCV counts Σw_i rows, and
+// the scaler (Options.Standardize) is fitted with the sample weights
+// (data.FitScalerWeighted), so a fit with integer sample weights equals
+// the fit on the rows repeated that often, to rounding, and a row of weight
+// zero is the same as no row. K-fold selection keeps row i in fold
+// i mod folds with its weight, and scores the weighted mean squared error.
+//
+// Class weights (Options.ClassWeight, Options.ClassWeights) multiply the
+// sample weights of the rows of each class, as scikit-learn's
+// class_weight does in RidgeClassifier; they weigh the ridge statistics
+// but not the scaler, which FitStream fits in its first pass, before the
+// class counts of "balanced" are known.
+//
+// Weights need kernelkit's own accumulator: with Options.Accumulator set
+// (a device), weights are an error.
+//
+// Multi-output regression takes the targets of data.Dataset.Targets
+// (n×k) or, for FitStream, of the batches' data.Batch.Targets: one ridge
+// fit with K = k, the same as k fits of one target each (the statistics
+// ZᵀZ and the factorisation are shared; λ selection sums the scores over
+// the targets).
+
+// errAccumulatorWeights is the error of weights with Options.Accumulator.
+var errAccumulatorWeights = errors.New("model: sample and class weights need kernelkit's CPU accumulator; Options.Accumulator (a device) takes no weights")
+
+// classWeighted reports whether opt asks for class weights.
+func (opt Options) classWeighted() bool {
+	return opt.ClassWeight != "" || opt.ClassWeights != nil
+}
+
+// checkClassWeights checks the class-weight options against the task.
+func (opt Options) checkClassWeights() error {
+	if !opt.classWeighted() {
+		return nil
+	}
+	if opt.Task != Classification {
+		return fmt.Errorf("model: class weights are for classification, the task is %q", opt.Task)
+	}
+	if opt.ClassWeight != "" && opt.ClassWeights != nil {
+		return errors.New("model: give class weights either as \"balanced\" or explicitly, not both")
+	}
+	if opt.ClassWeight != "" && opt.ClassWeight != "balanced" {
+		return fmt.Errorf("model: unknown class weight %.40q (want balanced, or explicit weights)", opt.ClassWeight)
+	}
+	for c, v := range opt.ClassWeights {
+		if c < 0 {
+			return fmt.Errorf("model: class weight for class %d, classes are from 0", c)
+		}
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("model: class weight %v of class %d is not a finite non-negative number", v, c)
+		}
+	}
+	return nil
+}
+
+// classWeightVector returns the weight of each of k classes, whose row
+// counts are counts (len k): "balanced" n/(C·n_c), C the classes with
+// rows, or the explicit weights (1 for classes not named). An explicit
+// weight for a class index ≥ k is an error (scikit-learn refuses weights
+// of classes not in the data). It returns nil without class weights.
+func (opt Options) classWeightVector(counts []int) ([]float64, error) {
+	if !opt.classWeighted() {
+		return nil, nil
+	}
+	k := len(counts)
+	cw := make([]float64, k)
+	if opt.ClassWeight == "balanced" {
+		n, present := 0, 0
+		for _, c := range counts {
+			n += c
+			if c > 0 {
+				present++
+			}
+		}
+		for c, nc := range counts {
+			if nc > 0 {
+				cw[c] = float64(n) / (float64(present) * float64(nc))
+			}
+		}
+		return cw, nil
+	}
+	for c := range cw {
+		cw[c] = 1
+	}
+	for c, v := range opt.ClassWeights {
+		if c >= k {
+			return nil, fmt.Errorf("model: class weight for class %d, the labels are 0 to %d", c, k-1)
+		}
+		cw[c] = v
+	}
+	return cw, nil
+}
+
+// fitWeights returns the sample weights of Fit's rows (opt.SampleWeights
+// or train.Weights; nil if neither) and the row weights of the ridge
+// statistics, the sample weights times the class weights of the rows'
+// labels (nil if there are no weights at all). labels are the class
+// indices of a classification, k the number of classes.
+func (opt Options) fitWeights(train *data.Dataset, labels []int, k int) (sample, rows []float64, err error) {
+	if err := opt.checkClassWeights(); err != nil {
+		return nil, nil, err
+	}
+	sample = opt.SampleWeights
+	if sample != nil && train.Weights != nil {
+		return nil, nil, fmt.Errorf("model: the data set has a weight column (%.40q) and Options.SampleWeights is set; give one", train.WeightColumn)
+	}
+	if sample == nil {
+		sample = train.Weights
+	}
+	n := train.Rows()
+	if sample != nil && len(sample) != n {
+		return nil, nil, fmt.Errorf("model: %d sample weights for %d rows", len(sample), n)
+	}
+	if err := checkRowWeights(sample, 0); err != nil {
+		return nil, nil, err
+	}
+	var cw []float64
+	if opt.classWeighted() {
+		counts := make([]int, k)
+		for _, l := range labels {
+			counts[l]++
+		}
+		if cw, err = opt.classWeightVector(counts); err != nil {
+			return nil, nil, err
+		}
+	}
+	rows = combineWeights(sample, labels, cw)
+	if rows != nil {
+		if err := positiveTotal(rows); err != nil {
+			return nil, nil, err
+		}
+		if opt.Accumulator != nil {
+			return nil, nil, errAccumulatorWeights
+		}
+	}
+	return sample, rows, nil
+}
+
+// checkRowWeights returns an error naming the first weight of w that is
+// negative, NaN or infinite; first is the index of w's first row among
+// all the rows.
+func checkRowWeights(w []float64, first int) error {
+	for i, v := range w {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("model: weight %v of row %d is not a finite non-negative number", v, first+i)
+		}
+	}
+	return nil
+}
+
+// combineWeights returns the row weights sample_i·cw[labels_i]: sample
+// itself without class weights, the class weights without sample weights,
+// nil without either.
+func combineWeights(sample []float64, labels []int, cw []float64) []float64 {
+	if cw == nil {
+		return sample
+	}
+	w := make([]float64, len(labels))
+	for i, l := range labels {
+		w[i] = cw[l]
+		if sample != nil {
+			w[i] *= sample[i]
+		}
+	}
+	return w
+}
+
+// positiveTotal returns an error when the weights add up to zero.
+func positiveTotal(w []float64) error {
+	for _, v := range w {
+		if v > 0 {
+			return nil
+		}
+	}
+	return errors.New("model: every row has weight zero")
+}
+
+// regressionTargets returns the n×k targets of a regression on train: its
+// several target columns, or its one target column.
+func regressionTargets(train *data.Dataset) (*mat.Dense, error) {
+	n := train.Rows()
+	if train.Targets != nil {
+		if r, _ := train.Targets.Dims(); r != n {
+			return nil, fmt.Errorf("model: %d rows of targets for %d rows", r, n)
+		}
+		if train.Y != nil {
+			return nil, errors.New("model: the data set has a target column and several target columns")
+		}
+		return mat.DenseCopyOf(train.Targets), nil
+	}
+	if train.Y == nil {
+		return nil, errors.New("model: regression needs a target column")
+	}
+	if len(train.Y) != n {
+		return nil, fmt.Errorf("model: %d targets for %d rows", len(train.Y), n)
+	}
+	return mat.NewDense(n, 1, append([]float64(nil), train.Y...)), nil
+}
+
+// addRows adds the rows of x with their targets to acc, weighted by w if
+// it is not nil (kernelkit's accumulator only).
+func addRows(ctx context.Context, acc StatsAccumulator, x, targets *mat.Dense, w []float64, progress func(int)) error {
+	if w == nil {
+		return acc.Add(ctx, x, targets, progress)
+	}
+	a, ok := acc.(*accumulator)
+	if !ok {
+		return errAccumulatorWeights
+	}
+	return a.add(ctx, x, targets, w, progress)
+}
