@@ -48,7 +48,7 @@ func TestExpAgainstMathExp(t *testing.T) {
 func TestExpSpecialValues(t *testing.T) {
 	// Blocks of four mixing in-range and out-of-range values, and a tail.
 	src := []float64{0, 1, -1, 709, 709.5, -707.5, -745, -800,
-		math.Inf(1), math.Inf(-1), math.NaN(), 710, -0.0, 1e-300, -708, 2,
+		math.Inf(1), math.Inf(-1), math.NaN(), 710, math.Copysign(0, -1), 1e-300, -708, 2,
 		0.5}
 	dst := make([]float64, len(src))
 	Exp(dst, src)
