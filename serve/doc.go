@@ -11,7 +11,7 @@
 //	GET  /v2                                server metadata: name, version, extensions
 //	GET  /v2/models/{name}                  model metadata: inputs, outputs, parameters
 //	GET  /v2/models/{name}/ready            200 {"name": ..., "ready": true}
-//	POST /v2/models/{name}/infer            predictions (labels, scores or values)
+//	POST /v2/models/{name}/infer            predictions (labels, scores, probabilities or values)
 //	POST /v2/models/{name}/transform        the random features of the rows (extension)
 //	POST /v2/repository/index               the models with their versions (repository extension)
 //	POST /v2/repository/models/{name}/load  reload the model's file (repository extension)
@@ -33,12 +33,33 @@
 // FP32 data are rounded to single precision before the model sees them.
 // A classifier answers the output "label" (INT64 [n], the class index) and,
 // when the request lists it in "outputs" or sets "parameters": {"scores":
-// true}, "scores" (FP64 [n, K]); a regression model answers "value" (FP64
-// [n]). The response echoes "id" and names "model_name" and
-// "model_version":
+// true}, "scores" (FP64 [n, K]). A classifier fitted with calibration
+// (model.Options.Calibrate, kernelkit fit --calibrate) also has the output
+// "probabilities" (FP64 [n, K], Model.Probabilities: the Platt sigmoids of
+// the scores, normalised to sum to one per row), returned when the request
+// lists it in "outputs" or sets "parameters": {"probabilities": true}; asking
+// an uncalibrated model for it is a 400 that says so. A regression model
+// answers "value": FP64 [n], or [n, k] for a multi-output model of k
+// targets (model.Model.Targets, kernelkit fit --targets), one column per
+// target in the order of the metadata. The response echoes "id" and names
+// "model_name" and "model_version":
 //
 //	{"model_name": "letter", "model_version": "1", "id": "42",
 //	 "outputs": [{"name": "label", "datatype": "INT64", "shape": [2], "data": [19, 3]}]}
+//
+// Default outputs. The Open Inference Protocol returns every output of the
+// model when a request has no "outputs" list. This server deliberately
+// returns only the cheap one — "label" for a classifier, "value" for a
+// regression model — and the K-wide "scores" and "probabilities" only on
+// request (the list, or their boolean parameters): a classifier's full
+// answer is 2K + 1 numbers per row (53 for letter) where most clients read
+// one, and clients that send no list keep the answer they had before
+// calibration existed. A request that lists its outputs gets exactly those,
+// as the protocol says. The model metadata lists every output the model
+// has and names the default ones in the parameter "default_outputs"; it
+// also gives "calibrated" (classifiers) and, for k > 1 outputs,
+// "outputs" and "targets" (the value output's column names, also in that
+// tensor's parameter "columns").
 //
 // A transform call takes the same request and answers the output
 // "features" (FP64 [n, D]): the model's scaler and random feature map
@@ -47,8 +68,8 @@
 //
 // Every failure answers {"error": "..."} with a 4xx or 5xx status: 400 for
 // malformed JSON, a wrong shape, datatype or data length, values beyond the
-// range of the datatype (JSON cannot carry NaN or Inf), unknown outputs or
-// a failed reload; 404 for an unknown model, version or path; 405 (with
+// range of the datatype (JSON cannot carry NaN or Inf), unknown outputs
+// (probabilities of an uncalibrated model among them) or a failed reload; 404 for an unknown model, version or path; 405 (with
 // Allow) for a wrong method; 408 for a body that does not arrive within
 // the request timeout; 413 for a body or row count over the limits; 503
 // when an answer is not ready within the request timeout or the server is

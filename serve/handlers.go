@@ -216,14 +216,28 @@ func metadata(name string, sn *snapshot) ModelMetadata {
 	if len(m.Columns) > 0 {
 		in.Parameters = map[string]any{"columns": m.Columns}
 	}
+	_, k := m.Linear.W.Dims()
 	var outs []TensorMetadata
+	var def []string
 	if m.Task == model.Classification {
 		outs = []TensorMetadata{
 			{Name: OutputLabel, Datatype: INT64, Shape: []int64{-1}},
 			{Name: OutputScores, Datatype: FP64, Shape: []int64{-1, int64(m.Classes)}},
 		}
+		if m.Calibration != nil {
+			outs = append(outs, TensorMetadata{Name: OutputProbabilities, Datatype: FP64, Shape: []int64{-1, int64(m.Classes)}})
+		}
+		def = []string{OutputLabel}
 	} else {
-		outs = []TensorMetadata{{Name: OutputValue, Datatype: FP64, Shape: []int64{-1}}}
+		value := TensorMetadata{Name: OutputValue, Datatype: FP64, Shape: []int64{-1}}
+		if k > 1 {
+			value.Shape = []int64{-1, int64(k)}
+			if len(m.Targets) == k {
+				value.Parameters = map[string]any{"columns": m.Targets}
+			}
+		}
+		outs = []TensorMetadata{value}
+		def = []string{OutputValue}
 	}
 	params := map[string]any{
 		"task":             string(m.Task),
@@ -231,12 +245,20 @@ func metadata(name string, sn *snapshot) ModelMetadata {
 		"features":         dim,
 		"feature_map":      mapName(m),
 		"transform_output": TensorMetadata{Name: OutputFeatures, Datatype: FP64, Shape: []int64{-1, dim}},
+		"default_outputs":  def,
 	}
 	if m.Task == model.Classification {
 		params["classes"] = m.Classes
+		params["calibrated"] = m.Calibration != nil
 	}
 	if m.Label != "" {
 		params["label"] = m.Label
+	}
+	if m.Task == model.Regression && k > 1 {
+		params["outputs"] = k
+		if len(m.Targets) == k {
+			params["targets"] = m.Targets
+		}
 	}
 	return ModelMetadata{Name: name, Versions: []string{sn.vstr}, Platform: Platform, Inputs: []TensorMetadata{in},
 		Outputs: outs, Parameters: params}
@@ -376,11 +398,21 @@ func (s *Server) predict(x *exchange, transform bool) {
 				"%d rows of %d features are over the transform limit of %d values", n, dim, MaxTransformValues))
 			return
 		}
-		outs, err = req.outputs([]string{OutputFeatures}, []string{OutputFeatures}, "")
+		outs, err = req.outputs([]string{OutputFeatures}, []string{OutputFeatures})
+	case m.Task == model.Classification && m.Calibration != nil:
+		outs, err = req.outputs([]string{OutputLabel, OutputScores, OutputProbabilities}, []string{OutputLabel},
+			ScoresParameter, ProbabilitiesParameter)
 	case m.Task == model.Classification:
-		outs, err = req.outputs([]string{OutputLabel, OutputScores}, []string{OutputLabel}, ScoresParameter)
+		var asked bool
+		if asked, err = req.asks(OutputProbabilities); err == nil && asked {
+			err = errorf(http.StatusBadRequest, kindBadOutput, "output %q needs a calibrated model: model %q (version %s) was fitted without calibration (kernelkit fit --calibrate); its outputs are %s, %s",
+				OutputProbabilities, e.name, sn.vstr, OutputLabel, OutputScores)
+		}
+		if err == nil {
+			outs, err = req.outputs([]string{OutputLabel, OutputScores}, []string{OutputLabel}, ScoresParameter)
+		}
 	default:
-		outs, err = req.outputs([]string{OutputValue}, []string{OutputValue}, "")
+		outs, err = req.outputs([]string{OutputValue}, []string{OutputValue})
 	}
 	if err != nil {
 		x.fail(err)
@@ -398,12 +430,30 @@ func (s *Server) predict(x *exchange, transform bool) {
 		x.fail(errorf(http.StatusBadRequest, kindOutOfRange, "the model's output for these rows is not finite (inputs out of range)"))
 		return
 	}
+	var probs *mat.Dense // the calibrated probabilities, if asked for
+	if slices.Contains(outs, OutputProbabilities) {
+		// The scores are finite and the calibration was checked against
+		// the model when it was loaded: an error here is the server's.
+		var perr error
+		if probs, perr = m.Calibration.Probabilities(res.out); perr != nil {
+			x.fail(errorf(http.StatusInternalServerError, kindInternal, "cannot compute the probabilities: %v", perr))
+			return
+		}
+		if !finite(probs) {
+			x.fail(errorf(http.StatusBadRequest, kindOutOfRange, "the model's probabilities for these rows are not finite (inputs out of range)"))
+			return
+		}
+	}
 	bp := respPool.Get().(*[]byte)
 	rw := responseWriter{b: (*bp)[:0]}
 	rw.begin(e.name, sn.vstr, req.ID)
 	for i, name := range outs {
-		rw.output(i == 0, name, outputType(name), outputShape(name, res.out), func(b []byte) []byte {
-			return appendOutput(b, name, res.out)
+		src := res.out
+		if name == OutputProbabilities {
+			src = probs
+		}
+		rw.output(i == 0, name, outputType(name), outputShape(name, src), func(b []byte) []byte {
+			return appendOutput(b, name, src)
 		})
 	}
 	rw.end()
@@ -422,17 +472,20 @@ func outputType(name string) string {
 	return FP64
 }
 
+// outputShape returns the shape of the output name computed from out:
+// [n] for the label and for the value of a one-output regression, [n, c]
+// otherwise.
 func outputShape(name string, out *mat.Dense) []int64 {
 	n, c := out.Dims()
-	switch name {
-	case OutputLabel, OutputValue:
+	if name == OutputLabel || (name == OutputValue && c == 1) {
 		return []int64{int64(n)}
 	}
 	return []int64{int64(n), int64(c)}
 }
 
 // appendOutput appends the data of one output tensor computed from out
-// (scores or features).
+// (scores, regression values, probabilities or features): the argmax of
+// each row for the label, every value of each row otherwise.
 func appendOutput(b []byte, name string, out *mat.Dense) []byte {
 	n, _ := out.Dims()
 	for i := range n {
@@ -449,8 +502,6 @@ func appendOutput(b []byte, name string, out *mat.Dense) []byte {
 				}
 			}
 			b = strconv.AppendInt(b, int64(best), 10)
-		case OutputValue:
-			b = strconv.AppendFloat(b, row[0], 'g', -1, 64)
 		default:
 			b = appendFloats(b, row)
 		}

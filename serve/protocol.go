@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,13 +23,18 @@ const (
 
 // The output tensor names. An infer call on a classifier returns OutputLabel
 // (the class index, INT64 [n]) and, when asked, OutputScores (the class
-// scores, FP64 [n, K]); on a regression model it returns OutputValue (FP64
-// [n]). A transform call returns OutputFeatures (FP64 [n, D]).
+// scores, FP64 [n, K]) and, for a calibrated model (model.Model.Calibration,
+// kernelkit fit --calibrate), OutputProbabilities (the calibrated class
+// probabilities, FP64 [n, K], Model.Probabilities); on a regression model
+// it returns OutputValue (FP64 [n], or [n, k] for a model of k > 1
+// outputs, one column per target). A transform call returns OutputFeatures
+// (FP64 [n, D]).
 const (
-	OutputLabel    = "label"
-	OutputScores   = "scores"
-	OutputValue    = "value"
-	OutputFeatures = "features"
+	OutputLabel         = "label"
+	OutputScores        = "scores"
+	OutputProbabilities = "probabilities"
+	OutputValue         = "value"
+	OutputFeatures      = "features"
 )
 
 // InputName is the name of the one input tensor in model metadata. Infer
@@ -38,6 +44,11 @@ const InputName = "input"
 // ScoresParameter is the request parameter ("parameters": {"scores": true})
 // that adds the scores output to the default outputs of a classifier.
 const ScoresParameter = "scores"
+
+// ProbabilitiesParameter is the request parameter ("parameters":
+// {"probabilities": true}) that adds the probabilities output to the
+// default outputs of a calibrated classifier.
+const ProbabilitiesParameter = "probabilities"
 
 // InferRequest is the body of an infer or transform call: the V2
 // $inference_request.
@@ -308,18 +319,19 @@ func (req *InferRequest) boolParameter(name string) (bool, *apiError) {
 }
 
 // outputs returns the outputs to return: those of the request's outputs
-// list, in its order, or the default ones (def, plus extra when the request
-// parameter of that name is true). Every name must be one of allowed.
-func (req *InferRequest) outputs(allowed []string, def []string, extra string) ([]string, *apiError) {
+// list, in its order, or the default ones (def, plus each of extras whose
+// request parameter of that name is true, in the order of extras). Every
+// name must be one of allowed.
+func (req *InferRequest) outputs(allowed []string, def []string, extras ...string) ([]string, *apiError) {
 	if len(req.Outputs) == 0 {
 		out := def
-		if extra != "" {
+		for _, extra := range extras {
 			add, err := req.boolParameter(extra)
 			if err != nil {
 				return nil, err
 			}
 			if add {
-				out = append(append([]string(nil), def...), extra)
+				out = append(slices.Clip(out), extra)
 			}
 		}
 		return out, nil
@@ -347,6 +359,20 @@ func (req *InferRequest) outputs(allowed []string, def []string, extra string) (
 		out = append(out, o.Name)
 	}
 	return out, nil
+}
+
+// asks reports whether the request asks for the output name: in its
+// outputs list or, without one, by the boolean parameter of that name.
+func (req *InferRequest) asks(name string) (bool, *apiError) {
+	if len(req.Outputs) == 0 {
+		return req.boolParameter(name)
+	}
+	for _, o := range req.Outputs {
+		if o.Name == name {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // responseWriter appends a V2 inference response to a byte slice without

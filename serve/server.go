@@ -312,9 +312,23 @@ func checkModel(m *model.Model) error {
 		if m.Classes != k || k < 2 {
 			return fmt.Errorf("classifier of %d classes with %d weight columns", m.Classes, k)
 		}
+		if c := m.Calibration; c != nil {
+			if c.Classes != k {
+				return fmt.Errorf("calibration of %d classes for a classifier of %d", c.Classes, k)
+			}
+			if err := c.Validate(); err != nil {
+				return err
+			}
+		}
 	case model.Regression:
-		if k != 1 {
-			return fmt.Errorf("regression model with %d weight columns", k)
+		if k < 1 || k > limits.MaxClasses {
+			return fmt.Errorf("regression model with %d weight columns (want 1 to %d)", k, limits.MaxClasses)
+		}
+		if m.Targets != nil && len(m.Targets) != k {
+			return fmt.Errorf("%d target names for a regression model of %d outputs", len(m.Targets), k)
+		}
+		if m.Calibration != nil {
+			return errors.New("regression model with a calibration")
 		}
 	default:
 		return fmt.Errorf("unknown task %.40q", m.Task)
@@ -326,8 +340,10 @@ func checkModel(m *model.Model) error {
 }
 
 func modelAttrs(e *entry, sn *snapshot) []any {
+	_, k := sn.m.Linear.W.Dims()
 	return []any{"model", e.name, "version", sn.version, "path", sn.path, "task", string(sn.m.Task),
-		"inputs", sn.m.Map.InputDim(), "features", sn.m.Map.Dim(), "classes", sn.m.Classes}
+		"inputs", sn.m.Map.InputDim(), "features", sn.m.Map.Dim(), "classes", sn.m.Classes, "outputs", k,
+		"calibrated", sn.m.Calibration != nil}
 }
 
 // readModel reads a model file.

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -38,26 +40,46 @@ func (o *dataOptions) bind(fl *pflag.FlagSet, modelUsage, labelUsage string) {
 // the model stores them (reordered, or refused with the names that
 // differ), else by position; the width always comes from the model.
 func (o *dataOptions) load() (*model.Model, *data.Dataset, error) {
+	m, err := o.loadModel()
+	if err != nil {
+		return nil, nil, err
+	}
+	ds, err := o.open(m)
+	return m, ds, err
+}
+
+// loadModel reads the model file of --model.
+func (o *dataOptions) loadModel() (*model.Model, error) {
 	if o.model == "" {
-		return nil, nil, errors.New("--model is required")
+		return nil, errors.New("--model is required")
 	}
 	f, err := os.Open(o.model)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	m, err := model.Load(bufio.NewReader(f))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", o.model, err)
+		return nil, fmt.Errorf("%s: %w", o.model, err)
 	}
-	label := o.label
-	if label == "" {
-		label = m.Label
+	return m, nil
+}
+
+// open reads the rows of --data matched to m's columns. The label column
+// is --label, else the model's; the target columns of a multi-output
+// model (Model.Targets) are read by name, when the file has them all,
+// unless --label is given.
+func (o *dataOptions) open(m *model.Model) (*data.Dataset, error) {
+	opt := data.OpenOptions{Format: o.format, Label: o.label, Columns: m.Columns, Width: m.Map.InputDim()}
+	if opt.Label == "" {
+		opt.Label = m.Label
+		if len(m.Targets) > 1 {
+			opt.Label, opt.Targets = "", m.Targets
+		}
 	}
-	ds, err := data.Open(o.data, data.OpenOptions{Format: o.format, Label: label, Columns: m.Columns, Width: m.Map.InputDim()})
-	return m, ds, err
+	return data.Open(o.data, opt)
 }
 
 type predictOptions struct {
@@ -70,9 +92,11 @@ func newPredict() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "predict --model m.kk --data C.csv",
 		Short: "Predict with a saved model",
-		Long: "predict writes one prediction per row as CSV (class index, or value for regression).\n" +
-			"Columns are matched to the model's by name. If the data has a label column, the\n" +
-			"accuracy (or RMSE) goes to standard error, with the log-loss and expected calibration\n" +
+		Long: "predict writes one prediction per row as CSV (class index, or value for regression;\n" +
+			"a multi-output regression model writes one column per target, named as its targets).\n" +
+			"Columns are matched to the model's by name. If the data has a label column (all target\n" +
+			"columns for a multi-output model), the accuracy (or RMSE, per target and their mean)\n" +
+			"goes to standard error, with the log-loss and expected calibration\n" +
 			"error of the probabilities of a model fitted with --calibrate. The prediction is the\n" +
 			"class of the largest score; --scores adds the scores and, for a calibrated model, the\n" +
 			"probabilities (Platt sigmoids normalised to sum to one per row).",
@@ -85,7 +109,17 @@ func newPredict() *cobra.Command {
 }
 
 func (o *predictOptions) run(cmd *cobra.Command) error {
-	m, ds, err := o.load()
+	m, err := o.loadModel()
+	if err != nil {
+		return err
+	}
+	_, k := m.Linear.W.Dims()
+	classify := m.Task == model.Classification
+	if !classify && k > 1 && o.label != "" {
+		return fmt.Errorf("--label: the model has %d outputs (%s), not one label column; drop --label",
+			k, strings.Join(outputNames(m, k), ", "))
+	}
+	ds, err := o.open(m)
 	if err != nil {
 		return err
 	}
@@ -94,8 +128,6 @@ func (o *predictOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	s := ev.Scores
-	_, k := s.Dims()
-	classify := m.Task == model.Classification
 	var probs *mat.Dense // calibrated class probabilities (fit --calibrate)
 	if classify && m.Calibration != nil {
 		if probs, err = m.Calibration.Probabilities(s); err != nil {
@@ -103,6 +135,11 @@ func (o *predictOptions) run(cmd *cobra.Command) error {
 		}
 	}
 	header := "prediction"
+	if !classify && k > 1 {
+		if header, err = csvLine(outputNames(m, k)); err != nil {
+			return err
+		}
+	}
 	if o.scores && classify {
 		for j := range k {
 			header += ",score" + strconv.Itoa(j)
@@ -115,7 +152,13 @@ func (o *predictOptions) run(cmd *cobra.Command) error {
 	if err := writeOut(cmd, o.out, func(w io.Writer) error {
 		return writeRows(w, header, ds.Rows(), func(b []byte, i int) []byte {
 			if !classify {
-				return strconv.AppendFloat(b, s.At(i, 0), 'g', -1, 64)
+				for j, v := range s.RawRowView(i) {
+					if j > 0 {
+						b = append(b, ',')
+					}
+					b = strconv.AppendFloat(b, v, 'g', -1, 64)
+				}
+				return b
 			}
 			b = strconv.AppendInt(b, int64(pred[i]), 10)
 			for j := 0; o.scores && j < k; j++ {
@@ -148,7 +191,43 @@ func (o *predictOptions) run(cmd *cobra.Command) error {
 		}
 		return notice(cmd, "accuracy %.4f on %d rows", ev.Accuracy, ev.Rows)
 	}
+	if ev.RMSEs != nil {
+		names := outputNames(m, k)
+		parts := make([]string, len(ev.RMSEs))
+		for j, v := range ev.RMSEs {
+			parts[j] = fmt.Sprintf("%s %.6g", names[j], v)
+		}
+		return notice(cmd, "RMSE %.6g (mean of %d targets) on %d rows; RMSE per target %s", ev.RMSE, k, ev.Rows, strings.Join(parts, ", "))
+	}
 	return notice(cmd, "RMSE %.6g on %d rows", ev.RMSE, ev.Rows)
+}
+
+// outputNames returns the names of the k outputs of a regression model:
+// its target names, or prediction0…prediction(k−1) when it has none.
+func outputNames(m *model.Model, k int) []string {
+	if len(m.Targets) == k {
+		return m.Targets
+	}
+	names := make([]string, k)
+	for j := range names {
+		names[j] = "prediction" + strconv.Itoa(j)
+	}
+	return names
+}
+
+// csvLine returns fields as one CSV record without its line end, quoted
+// where a field needs it (a target name with a comma or a quote).
+func csvLine(fields []string) (string, error) {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	if err := w.Write(fields); err != nil {
+		return "", err
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 type transformOptions struct {

@@ -37,7 +37,7 @@ func newServeCmd() *cobra.Command {
 		Short: "Serve models over the Open Inference Protocol (V2 REST) with Prometheus metrics",
 		Long: "serve answers the V2 inference protocol (KServe, Triton, MLServer clients) for saved models:\n" +
 			"  GET  /v2/health/live, /v2/health/ready, /v2, /v2/models/NAME, /v2/models/NAME/ready\n" +
-			"  POST /v2/models/NAME/infer       labels (and scores) or regression values\n" +
+			"  POST /v2/models/NAME/infer       labels (and scores, calibrated probabilities) or regression values\n" +
 			"  POST /v2/models/NAME/transform   the random features of the rows\n" +
 			"  POST /v2/repository/index, /v2/repository/models/NAME/load (reload the file)\n" +
 			"  GET  /metrics                    Prometheus metrics\n" +
