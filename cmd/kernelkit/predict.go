@@ -26,6 +26,7 @@ import (
 // dataOptions are the flags of the rows that predict and transform read.
 type dataOptions struct {
 	model, data, format, label, out string
+	weight                          string // --weight-column: a column of row weights to skip
 }
 
 func (o *dataOptions) bind(fl *pflag.FlagSet, modelUsage, labelUsage string) {
@@ -34,6 +35,7 @@ func (o *dataOptions) bind(fl *pflag.FlagSet, modelUsage, labelUsage string) {
 	fl.StringVar(&o.format, "format", "auto", "data format: auto, csv or libsvm")
 	onceVar(fl, &o.label, "label", "", labelUsage)
 	onceVar(fl, &o.out, "out", "", "output file (default standard output)")
+	onceVar(fl, &o.weight, "weight-column", "", "a CSV column of row weights (as fit --weight-column) to skip if the data has it")
 }
 
 // load reads the model and the rows matched to its columns: by name when
@@ -72,7 +74,7 @@ func (o *dataOptions) loadModel() (*model.Model, error) {
 // model (Model.Targets) are read by name, when the file has them all,
 // unless --label is given.
 func (o *dataOptions) open(m *model.Model) (*data.Dataset, error) {
-	opt := data.OpenOptions{Format: o.format, Label: o.label, Columns: m.Columns, Width: m.Map.InputDim()}
+	opt := data.OpenOptions{Format: o.format, Label: o.label, Columns: m.Columns, Width: m.Map.InputDim(), Weight: o.weight}
 	if opt.Label == "" {
 		opt.Label = m.Label
 		if len(m.Targets) > 1 {

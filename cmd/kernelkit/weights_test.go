@@ -128,6 +128,26 @@ func TestFitWeightColumn(t *testing.T) {
 	if e := modelRelDiff(streamed, want); e > 1e-10 {
 		t.Errorf("--weight-column --stream: model differs from the repeated rows' by %.3g", e)
 	}
+	// predict skips the weight column when told its name, and refuses it
+	// as an unexpected column otherwise.
+	mp := filepath.Join(dir, "mpred.kk")
+	if _, err := run(t, append(append([]string(nil), common...), "--model", mp, "--train", train, "--weight-column", "w")...); err != nil {
+		t.Fatal(err)
+	}
+	withW, err := run(t, "predict", "--model", mp, "--data", testW, "--weight-column", "w")
+	if err != nil {
+		t.Fatalf("predict --weight-column: %v", err)
+	}
+	without, err := run(t, "predict", "--model", mp, "--data", test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if withW != without || strings.Count(withW, "\n") != 401 {
+		t.Errorf("predict --weight-column: %d lines, differ from the file without the column: %v", strings.Count(withW, "\n"), withW != without)
+	}
+	if _, err := run(t, "predict", "--model", mp, "--data", testW); err == nil || !strings.Contains(err.Error(), `"w"`) {
+		t.Errorf("predict on a file with the weight column, no --weight-column: %v, want an unexpected-column error", err)
+	}
 }
 
 // TestFitClassWeightFlag: --class-weight balanced writes the same model
