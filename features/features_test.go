@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/backend"
 	"github.com/kernelkit/kernelkit/kernel"
 	"github.com/kernelkit/kernelkit/sampler"
 )
@@ -340,5 +342,59 @@ func TestSpecRoundTrip(t *testing.T) {
 	bad.W = bad.W[:3]
 	if _, err := FromSpec(bad); err == nil {
 		t.Error("truncated projection accepted")
+	}
+}
+
+// TestRowIndependentOfBatch checks that a row's features do not depend on
+// the rows transformed with it (a served request batched with others, a row
+// predicted alone or in a file): the same bits with the pure-Go BLAS, whose
+// products sum every row in one order; to rounding with OpenBLAS, whose
+// GEMM takes a row through a different micro-kernel by its position in the
+// batch (rows of a full block of 4, or of a remainder of 1 to 3), so the
+// projection may differ in its last bit and a feature by an ulp or so of
+// its argument.
+func TestRowIndependentOfBatch(t *testing.T) {
+	exact := !strings.HasPrefix(backend.Name(), "openblas")
+	for _, c := range []Config{
+		{Kernel: "rbf", Form: "cos", Gamma: 0.1, Features: 1024},
+		{Kernel: "softmax", Form: "positive", Features: 256},
+		{Kernel: "rbf", Form: "cos", Gamma: 0.1, Features: 256, Float32: true},
+	} {
+		mp, err := New(c, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := randomRows(200, 64, 3, 0.3)
+		all := mat.NewDense(200, mp.Dim(), nil)
+		if err := mp.Transform(all, x); err != nil {
+			t.Fatal(err)
+		}
+		worst := 0.0
+		for _, n := range []int{1, 2, 3, 8, 65} {
+			z := mat.NewDense(n, mp.Dim(), nil)
+			if err := mp.Transform(z, x.Slice(100, 100+n, 0, 64).(*mat.Dense)); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < n; i++ {
+				for j, v := range z.RawRowView(i) {
+					w := all.At(100+i, j)
+					if exact && v != w {
+						t.Fatalf("%s-%s f32=%v: row %d feature %d is %v in a batch of %d rows, %v in one of 200", c.Kernel, c.Form, c.Float32, 100+i, j, v, n, w)
+					}
+					// A feature is at most 1/√m·e^{…}; its argument errs by
+					// a few ulp of |ωᵀx| ≲ 10, in float32 for Float32 maps.
+					tol := 1e-13
+					if c.Float32 {
+						tol = 1e-5
+					}
+					d := math.Abs(v-w) / math.Max(math.Abs(w), 1/math.Sqrt(float64(mp.Dim())))
+					worst = math.Max(worst, d)
+					if d > tol {
+						t.Fatalf("%s-%s f32=%v: row %d feature %d is %v in a batch of %d rows, %v in one of 200 (rel. %.2g)", c.Kernel, c.Form, c.Float32, 100+i, j, v, n, w, d)
+					}
+				}
+			}
+		}
+		t.Logf("%s-%s f32=%v on %s: largest relative difference %.2g", c.Kernel, c.Form, c.Float32, backend.Name(), worst)
 	}
 }
