@@ -212,10 +212,12 @@ func Argmax(scores *mat.Dense) []int {
 // (plus one for the intercept) from the eigenvalues s_i of the centred ZᵀZ.
 //
 // For weighted statistics (Stats.AddWeighted) RSS is the weighted
-// Σw_i‖y_i − ŷ_i‖² and n the total weight Σw_i: the weights count as
-// frequencies, so integer weights give the scores of the repeated rows
-// (to rounding), and scaling every weight by c is the same as dividing λ
-// by c, as in the weighted ridge objective itself.
+// Σw_i‖y_i − ŷ_i‖² and n the number of rows of positive weight (weighted
+// GCV as in Wood's mgcv): scaling every weight by c scales the score of
+// λ·c by c, so the λ chosen does not depend on the weights' scale (with
+// n = Σw it would: weights summing to 1 make n < dof and every score
+// infinite). Integer weights are therefore not the same as repeated rows
+// here, unlike the fit itself and KFold.
 func GCV(s *Stats, grid []float64, intercept bool) ([]float64, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
@@ -233,7 +235,7 @@ func GCV(s *Stats, grid []float64, intercept bool) ([]float64, error) {
 	eig.VectorsTo(&v)
 	var ct mat.Dense
 	ct.Mul(v.T(), cy) // D×K
-	n := s.Weight()
+	n := float64(s.N)
 	var yyTot float64
 	for _, e := range yy {
 		yyTot += e

@@ -3,6 +3,7 @@ package linear
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -156,20 +157,76 @@ func TestWeightsEqualRepetition(t *testing.T) {
 				if m.f32 {
 					return
 				}
-				grid := []float64{1e-2, 1, 100}
-				got, err := GCV(s, grid, true)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := GCV(rep, grid, true)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if e := maxRelDiff(got, want); e > 1e-10 {
-					t.Errorf("GCV scores %v, repeated rows %v", got, want)
-				}
 			})
 		}
+	}
+}
+
+// TestWeightedGCVScale: weighted GCV (n = rows of positive weight, RSS
+// weighted) scores λ·c under weights c·w exactly c times the score of λ
+// under w — the weights' scale, e.g. weights normalised to sum to one,
+// does not move the λ chosen — and unit weights give the unweighted
+// scores.
+func TestWeightedGCVScale(t *testing.T) {
+	const n, d, k = 120, 9, 2
+	z := randDense(n, d, 11)
+	y := randDense(n, k, 12)
+	g := rand.New(rand.NewPCG(13, 1))
+	w := make([]float64, n)
+	sumW := 0.0
+	for i := range w {
+		w[i] = 2 * g.Float64()
+		if i%10 == 0 {
+			w[i] = 0
+		}
+		sumW += w[i]
+	}
+	grid := []float64{1e-3, 1e-2, 1e-1, 1, 10, 100}
+	gcvOf := func(w []float64, grid []float64) []float64 {
+		s := NewStats(d, k)
+		if err := s.AddWeighted(z, y, w); err != nil {
+			t.Fatal(err)
+		}
+		sc, err := GCV(s, grid, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sc
+	}
+	base := gcvOf(w, grid)
+	for _, c := range []float64{0.01, 1 / sumW, 37} {
+		cw := make([]float64, n)
+		cg := make([]float64, len(grid))
+		for i := range w {
+			cw[i] = c * w[i]
+		}
+		for i := range grid {
+			cg[i] = c * grid[i]
+		}
+		got := gcvOf(cw, cg)
+		for i := range got {
+			if math.IsInf(got[i], 0) || math.Abs(got[i]-c*base[i]) > 1e-10*c*base[i] {
+				t.Fatalf("c=%g: GCV(c·w, c·λ=%g) = %v, want c·GCV(w, λ) = %v", c, cg[i], got[i], c*base[i])
+			}
+		}
+		if Best(grid, got) != Best(grid, base) {
+			t.Errorf("c=%g: λ chosen %v, with unscaled weights %v", c, Best(grid, got), Best(grid, base))
+		}
+	}
+	ones := make([]float64, n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	plain := NewStats(d, k)
+	if err := plain.Add(z, y); err != nil {
+		t.Fatal(err)
+	}
+	want, err := GCV(plain, grid, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := maxRelDiff(gcvOf(ones, grid), want); e > 1e-12 {
+		t.Errorf("unit weights: GCV differs from the unweighted scores by %.3g", e)
 	}
 }
 

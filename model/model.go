@@ -48,6 +48,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -389,6 +390,9 @@ func SolveStats(opt Options, stats []*linear.Stats) (lin *linear.Model, grid, sc
 		}
 		if err != nil {
 			return nil, nil, nil, err
+		}
+		if !slices.ContainsFunc(scores, func(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) }) {
+			return nil, nil, nil, fmt.Errorf("model: no λ of the grid has a finite %s score (too few rows for the features: the degrees of freedom reach the row count); give --lambda or a grid of larger λ", opt.Select)
 		}
 		lambda = linear.Best(grid, scores)
 	}
