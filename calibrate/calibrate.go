@@ -53,11 +53,36 @@ const (
 // every score is the same only A·s + B is determined, and FitSigmoid
 // returns A = 0 with the B of the mean target.
 func FitSigmoid(scores []float64, positive []bool) (Sigmoid, error) {
+	return FitSigmoidWeighted(scores, positive, nil)
+}
+
+// FitSigmoidWeighted is FitSigmoid with row weights (nil: every row
+// weighs 1): row i's term of the cross-entropy, and so of its gradient
+// and Hessian, is multiplied by weights[i], as scikit-learn's
+// _sigmoid_calibration does with sample_weight. A row of weight zero is
+// no row: it is dropped, its score unchecked. Platt's prior counts N₊ and
+// N₋, which set the targets, are the numbers of rows of positive weight
+// of each label, not their weights (scikit-learn up to 1.2 counts the
+// labels, unweighted). The weights are rescaled to mean one over the rows
+// of positive weight, which leaves the minimiser where it is and makes
+// the stopping tests independent of the weights' scale. A weight that is
+// negative, NaN or infinite, weights of another length than the scores,
+// and weights that leave no positive or no negative row are errors.
+func FitSigmoidWeighted(scores []float64, positive []bool, weights []float64) (Sigmoid, error) {
 	if len(scores) != len(positive) {
 		return Sigmoid{}, fmt.Errorf("calibrate: %d scores for %d labels", len(scores), len(positive))
 	}
+	if weights != nil && len(weights) != len(scores) {
+		return Sigmoid{}, fmt.Errorf("calibrate: %d weights for %d scores", len(weights), len(scores))
+	}
+	if err := checkWeights(weights); err != nil {
+		return Sigmoid{}, err
+	}
 	var np, nn float64
 	for i, s := range scores {
+		if weights != nil && weights[i] == 0 {
+			continue
+		}
 		if math.IsNaN(s) || math.IsInf(s, 0) {
 			return Sigmoid{}, fmt.Errorf("calibrate: score %v of row %d is not finite", s, i)
 		}
@@ -68,18 +93,37 @@ func FitSigmoid(scores []float64, positive []bool) (Sigmoid, error) {
 		}
 	}
 	if np == 0 || nn == 0 {
-		return Sigmoid{}, fmt.Errorf("calibrate: %v positive and %v negative rows; a sigmoid needs both", np, nn)
+		what := "rows"
+		if weights != nil {
+			what = "rows of positive weight"
+		}
+		return Sigmoid{}, fmt.Errorf("calibrate: %v positive and %v negative %s; a sigmoid needs both", np, nn, what)
+	}
+	var w []float64
+	if weights != nil {
+		scores, positive, w = compact(scores, positive, weights)
 	}
 	hi, lo := (np+1)/(np+2), 1/(nn+2)
 	if constant(scores) {
 		// F depends on A·s + B alone: A = 0 and the B whose probability
-		// is the mean target.
-		t := (np*hi + nn*lo) / (np + nn)
+		// is the weighted mean target.
+		wp, wn := np, nn
+		if w != nil {
+			wp, wn = 0, 0
+			for i, v := range w {
+				if positive[i] {
+					wp += v
+				} else {
+					wn += v
+				}
+			}
+		}
+		t := (wp*hi + wn*lo) / (wp + wn)
 		return Sigmoid{A: 0, B: math.Log((1 - t) / t)}, nil
 	}
 	t := [2]float64{lo, hi} // indexed by the label
 	a, b := 0.0, math.Log((nn+1)/(np+1))
-	e := eval(scores, positive, t, a, b)
+	e := eval(scores, positive, w, t, a, b)
 	for range maxIter {
 		if e.g1 == 0 && e.g2 == 0 {
 			return Sigmoid{A: a, B: b}, nil
@@ -103,7 +147,7 @@ func FitSigmoid(scores []float64, positive []bool) (Sigmoid, error) {
 		step := 1.0
 		for ; step >= minStep; step /= 2 {
 			na, nb := a+step*da, b+step*db
-			if ne := eval(scores, positive, t, na, nb); ne.f < e.f+1e-4*step*gd {
+			if ne := eval(scores, positive, w, t, na, nb); ne.f < e.f+1e-4*step*gd {
 				a, b, e = na, nb, ne
 				break
 			}
@@ -116,6 +160,44 @@ func FitSigmoid(scores []float64, positive []bool) (Sigmoid, error) {
 	return Sigmoid{}, fmt.Errorf("calibrate: the sigmoid fit did not converge in %d Newton iterations", maxIter)
 }
 
+// checkWeights returns an error naming the first weight that is negative,
+// NaN or infinite.
+func checkWeights(weights []float64) error {
+	for i, v := range weights {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("calibrate: weight %v of row %d is not a finite non-negative number", v, i)
+		}
+	}
+	return nil
+}
+
+// compact returns the scores and labels of the rows of positive weight
+// with their weights rescaled to mean one: divided by the largest first,
+// so that neither the sum nor the quotient overflows, then by their
+// mean. Weights all equal become exactly 1.
+func compact(scores []float64, positive []bool, weights []float64) ([]float64, []bool, []float64) {
+	top := 0.0
+	for _, v := range weights {
+		top = math.Max(top, v)
+	}
+	var s []float64
+	var y []bool
+	var w []float64
+	var sum float64
+	for i, v := range weights {
+		if v > 0 {
+			s, y = append(s, scores[i]), append(y, positive[i])
+			w = append(w, v/top)
+			sum += v / top
+		}
+	}
+	scale := float64(len(w)) / sum
+	for i := range w {
+		w[i] *= scale
+	}
+	return s, y, w
+}
+
 // newton holds F, its gradient and its Hessian (σ added to the diagonal)
 // at one point (A, B).
 type newton struct {
@@ -126,30 +208,35 @@ type newton struct {
 // with one exponential and one logarithm per row: for z = a·s + b and
 // e = exp(−|z|), the term of F is t·z + log(1 + e) (z ≥ 0) or
 // (t − 1)·z + log(1 + e) (z < 0), and p = 1/(1 + exp(z)) and 1 − p are
-// e/(1 + e) and 1/(1 + e) in the order the sign of z gives.
-func eval(scores []float64, positive []bool, t [2]float64, a, b float64) newton {
+// e/(1 + e) and 1/(1 + e) in the order the sign of z gives. Each row's
+// terms are multiplied by its weight w[i] (1 when w is nil).
+func eval(scores []float64, positive []bool, w []float64, t [2]float64, a, b float64) newton {
 	r := newton{h11: sigma, h22: sigma}
 	for i, s := range scores {
 		ti := t[0]
 		if positive[i] {
 			ti = t[1]
 		}
+		wi := 1.0
+		if w != nil {
+			wi = w[i]
+		}
 		z := a*s + b
 		e := math.Exp(-math.Abs(z))
 		l := math.Log1p(e)
 		var p, q float64
 		if z >= 0 {
-			r.f += ti*z + l
+			r.f += wi * (ti*z + l)
 			p, q = e/(1+e), 1/(1+e)
 		} else {
-			r.f += (ti-1)*z + l
+			r.f += wi * ((ti-1)*z + l)
 			p, q = 1/(1+e), e/(1+e)
 		}
-		d2 := p * q
+		d2 := wi * p * q
 		r.h11 += s * s * d2
 		r.h22 += d2
 		r.h21 += s * d2
-		d1 := ti - p
+		d1 := wi * (ti - p)
 		r.g1 += s * d1
 		r.g2 += d1
 	}
@@ -181,6 +268,15 @@ type Platt struct {
 // given class labels (0…k−1), k ≥ 2. A class with no rows, a label out of
 // range, a non-finite score or mismatched sizes is an error.
 func Fit(scores *mat.Dense, labels []int) (*Platt, error) {
+	return FitWeighted(scores, labels, nil)
+}
+
+// FitWeighted is Fit with row weights (nil: every row weighs 1), each
+// sigmoid fitted by FitSigmoidWeighted: a row of weight zero is no row,
+// and every class needs a row of positive weight. A weight that is
+// negative, NaN or infinite, or weights of another length than the rows,
+// is an error.
+func FitWeighted(scores *mat.Dense, labels []int, weights []float64) (*Platt, error) {
 	if scores == nil {
 		return nil, errors.New("calibrate: no scores")
 	}
@@ -188,18 +284,29 @@ func Fit(scores *mat.Dense, labels []int) (*Platt, error) {
 	if n != len(labels) {
 		return nil, fmt.Errorf("calibrate: %d rows of scores for %d labels", n, len(labels))
 	}
+	if weights != nil && len(weights) != n {
+		return nil, fmt.Errorf("calibrate: %d weights for %d rows", len(weights), n)
+	}
 	if k < 2 {
 		return nil, fmt.Errorf("calibrate: %d score columns; calibration needs at least 2 classes", k)
+	}
+	if err := checkWeights(weights); err != nil {
+		return nil, err
 	}
 	counts := make([]int, k)
 	for i, l := range labels {
 		if l < 0 || l >= k {
 			return nil, fmt.Errorf("calibrate: label %d of row %d is not a class of %d", l, i, k)
 		}
-		counts[l]++
+		if weights == nil || weights[i] > 0 {
+			counts[l]++
+		}
 	}
 	for c, m := range counts {
 		if m == 0 {
+			if weights != nil {
+				return nil, fmt.Errorf("calibrate: class %d has no rows of positive weight; every class needs calibration rows", c)
+			}
 			return nil, fmt.Errorf("calibrate: class %d has no rows; every class needs calibration rows", c)
 		}
 	}
@@ -224,7 +331,7 @@ func Fit(scores *mat.Dense, labels []int) (*Platt, error) {
 		for i, l := range labels {
 			pos[w][i] = l == c
 		}
-		g, err := FitSigmoid(cols[w], pos[w])
+		g, err := FitSigmoidWeighted(cols[w], pos[w], weights)
 		if err != nil {
 			errs[j] = fmt.Errorf("class %d: %w", c, err)
 			return
@@ -270,7 +377,13 @@ func (p *Platt) Validate() error {
 
 // Probabilities returns the n×k calibrated class probabilities of n×k
 // decision scores; each row sums to one up to rounding. A score matrix of
-// another width or a non-finite score is an error.
+// another width or a non-finite score is an error. For k > 2 each class's
+// log-probability log qᶜ is floored at −MaxFloat64 before the log-sum-exp,
+// so that scores whose A·s + B overflows give a distribution, not NaN:
+// the classes at the floor have probability zero next to any class above
+// it and share the row equally when every class is at the floor (as
+// scikit-learn falls back to the uniform distribution when every qᶜ
+// underflows).
 func (p *Platt) Probabilities(scores *mat.Dense) (*mat.Dense, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -296,7 +409,9 @@ func (p *Platt) Probabilities(scores *mat.Dense) (*mat.Dense, error) {
 		}
 		top := math.Inf(-1)
 		for c, g := range p.Sigmoids {
-			row[c] = g.logProb(s[c])
+			// Floored at −MaxFloat64: where A·s + B overflows every
+			// log-probability would be −Inf, and −Inf − (−Inf) NaN.
+			row[c] = math.Max(g.logProb(s[c]), -math.MaxFloat64)
 			top = math.Max(top, row[c])
 		}
 		var sum float64
@@ -335,8 +450,13 @@ func Softmax(scores *mat.Dense) *mat.Dense {
 	return out
 }
 
-// checkProbs returns an error unless probs has one row per label and every
-// label is a column of it.
+// probSlack is the rounding above 1 that LogLoss and ECE accept in a
+// probability.
+const probSlack = 1e-12
+
+// checkProbs returns an error unless probs has one row per label, every
+// label is a column of it and every entry is a probability: in [0, 1],
+// up to probSlack above 1 (NaN is not).
 func checkProbs(probs *mat.Dense, labels []int) error {
 	n, k := probs.Dims()
 	if n != len(labels) {
@@ -349,6 +469,11 @@ func checkProbs(probs *mat.Dense, labels []int) error {
 		if l < 0 || l >= k {
 			return fmt.Errorf("calibrate: label %d of row %d is not a class of %d", l, i, k)
 		}
+		for c, v := range probs.RawRowView(i) {
+			if !(v >= 0 && v <= 1+probSlack) {
+				return fmt.Errorf("calibrate: probability %v of row %d, class %d is not in [0, 1]", v, i, c)
+			}
+		}
 	}
 	return nil
 }
@@ -357,7 +482,11 @@ func checkProbs(probs *mat.Dense, labels []int) error {
 const logLossEps = 1e-15
 
 // LogLoss returns the mean of −log p(true class) over the rows of n×k
-// probabilities, each probability clipped to [10⁻¹⁵, 1].
+// probabilities, each probability clipped to [10⁻¹⁵, 1] (so a zero
+// probability of the true class costs 34.5, not infinity). An entry that
+// is not a probability — NaN, negative or above 1 by more than 10⁻¹² of
+// rounding — is an error, not clipped: clipping would hide a broken
+// input (a NaN would otherwise make the mean NaN).
 func LogLoss(probs *mat.Dense, labels []int) (float64, error) {
 	if err := checkProbs(probs, labels); err != nil {
 		return 0, err
@@ -375,7 +504,8 @@ func LogLoss(probs *mat.Dense, labels []int) (float64, error) {
 // conf(B_m)|, where bin m holds the rows whose top probability lies in
 // (m/M, (m+1)/M] (the first bin includes 0), acc is the fraction of its
 // rows whose top class (the first of ties) is the label and conf their
-// mean top probability.
+// mean top probability. An entry that is not a probability is an error,
+// as for LogLoss.
 func ECE(probs *mat.Dense, labels []int, bins int) (float64, error) {
 	if err := checkProbs(probs, labels); err != nil {
 		return 0, err
@@ -395,9 +525,6 @@ func ECE(probs *mat.Dense, labels []int, bins int) (float64, error) {
 			}
 		}
 		p := row[best]
-		if math.IsNaN(p) || p < 0 || p > 1+1e-12 {
-			return 0, fmt.Errorf("calibrate: row %d has top probability %v", i, p)
-		}
 		m := min(max(int(math.Ceil(p*float64(bins)))-1, 0), bins-1)
 		count[m]++
 		conf[m] += p

@@ -3,6 +3,7 @@ package calibrate
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -401,5 +402,313 @@ func TestMetrics(t *testing.T) {
 	// 1000 + log 2 is rounded to a multiple of 2⁻⁴³ ≈ 1.1e-13.
 	if want := []float64{1.0 / 3, 2.0 / 3, 0}; math.Abs(sm.At(0, 0)-want[0]) > 2e-13 || math.Abs(sm.At(0, 1)-want[1]) > 2e-13 || sm.At(0, 2) != 0 {
 		t.Errorf("softmax %v, want %v", sm.RawRowView(0), want)
+	}
+}
+
+// naiveWeightedLoss is the weighted cross-entropy Σᵢ wᵢ·(term of
+// naiveLoss), its prior counts N± counted over the rows of positive
+// weight.
+func naiveWeightedLoss(s []float64, y []bool, w []float64, a, b float64) float64 {
+	var np, nn float64
+	for i, v := range y {
+		switch {
+		case w[i] == 0:
+		case v:
+			np++
+		default:
+			nn++
+		}
+	}
+	var f float64
+	for i, v := range s {
+		if w[i] == 0 {
+			continue
+		}
+		t := 1 / (nn + 2)
+		if y[i] {
+			t = (np + 1) / (np + 2)
+		}
+		z := a*v + b
+		lp := -math.Log1p(math.Exp(z))
+		f -= w[i] * (t*lp + (1-t)*(z+lp))
+	}
+	return f
+}
+
+// TestFitSigmoidWeightedBruteForce: the weighted Newton fit equals a
+// golden-section minimisation (as in TestFitSigmoidBruteForce) of the
+// weighted cross-entropy written out directly, to 1e-6, for integer
+// weights (with zeros), continuous weights and weights of a tiny scale;
+// integer weights do not give the fit of repeated rows (the prior counts
+// stay counts), and weights all 1 give FitSigmoid's bits.
+func TestFitSigmoidWeightedBruteForce(t *testing.T) {
+	r := rng.New(5)
+	s, y := logistic(r, 300, -1.3, 0.4, 1)
+	integer := make([]float64, len(s))
+	continuous := make([]float64, len(s))
+	tiny := make([]float64, len(s))
+	for i := range s {
+		integer[i] = float64(r.IntN(4)) // 0…3: a quarter of the rows drop out
+		continuous[i] = 0.1 + 3*r.Float64()
+		tiny[i] = 1e-9 * continuous[i]
+	}
+	for _, c := range []struct {
+		name string
+		w    []float64
+	}{{"integer", integer}, {"continuous", continuous}, {"tiny", tiny}} {
+		g, err := FitSigmoidWeighted(s, y, c.w)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		// The loss scaled to weights of mean about one, so that the
+		// golden-section search's comparisons resolve as finely for every
+		// scale (the minimiser does not depend on the scale).
+		scale := 1 / c.w[0]
+		f := func(a, b float64) float64 { return scale * naiveWeightedLoss(s, y, c.w, a, b) }
+		minB := func(a float64) float64 {
+			return golden(func(b float64) float64 { return f(a, b) }, -60, 60, 1e-11)
+		}
+		a := golden(func(a float64) float64 { return f(a, minB(a)) }, -10, 10, 1e-11)
+		b := minB(a)
+		t.Logf("%s: |ΔA| = %.2g, |ΔB| = %.2g", c.name, math.Abs(g.A-a), math.Abs(g.B-b))
+		if math.Abs(g.A-a) > 1e-6*max(1, math.Abs(a)) || math.Abs(g.B-b) > 1e-6*max(1, math.Abs(b)) {
+			t.Errorf("%s: Newton A = %.10g, B = %.10g; brute force %.10g, %.10g", c.name, g.A, g.B, a, b)
+		}
+	}
+	// Repeated rows count in the prior; integer weights do not.
+	var rs []float64
+	var ry []bool
+	for i, k := range integer {
+		for range int(k) {
+			rs, ry = append(rs, s[i]), append(ry, y[i])
+		}
+	}
+	gw, err := FitSigmoidWeighted(s, y, integer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gr, err := FitSigmoid(rs, ry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gw == gr {
+		t.Errorf("integer weights give the fit of repeated rows %+v; the prior counts should differ", gr)
+	}
+	ones := make([]float64, len(s))
+	for i := range ones {
+		ones[i] = 1
+	}
+	g1, err := FitSigmoidWeighted(s, y, ones)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g0, _ := FitSigmoid(s, y); g1 != g0 {
+		t.Errorf("weights all 1: %+v, unweighted %+v", g1, g0)
+	}
+	// A power-of-two scale of the weights divides out exactly.
+	scaled := make([]float64, len(s))
+	for i, v := range continuous {
+		scaled[i] = 0x1p-600 * v
+	}
+	g2, err := FitSigmoidWeighted(s, y, scaled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g3, _ := FitSigmoidWeighted(s, y, continuous); g2 != g3 {
+		t.Errorf("weights scaled by 2⁻⁶⁰⁰: %+v, unscaled %+v", g2, g3)
+	}
+}
+
+// TestZeroWeightIsNoRow: rows of weight zero — of either label, with any
+// score, even NaN — leave the fit bit for bit as it is without them, for
+// one sigmoid and for a calibration of three classes, where they would
+// otherwise change the counts and the targets; weights all zero for a
+// label, a weight that is negative, NaN or infinite, and weights of
+// another length are errors.
+func TestZeroWeightIsNoRow(t *testing.T) {
+	r := rng.New(6)
+	s, y := logistic(r, 200, -1, 0.2, 1)
+	w := make([]float64, len(s))
+	for i := range w {
+		w[i] = 0.5 + r.Float64()
+	}
+	want, err := FitSigmoidWeighted(s, y, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := append(append([]float64{5}, s[:100]...), append([]float64{math.NaN(), -4}, s[100:]...)...)
+	xy := append(append([]bool{false}, y[:100]...), append([]bool{true, true}, y[100:]...)...)
+	xw := append(append([]float64{0}, w[:100]...), append([]float64{0, 0}, w[100:]...)...)
+	got, err := FitSigmoidWeighted(xs, xy, xw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("with rows of weight zero %+v, without %+v", got, want)
+	}
+
+	const n, k = 600, 3
+	scores := mat.NewDense(n, k, nil)
+	labels := make([]int, n)
+	weights := make([]float64, n)
+	for i := range n {
+		labels[i] = r.IntN(k)
+		weights[i] = 0.5 + r.Float64()
+		for c := range k {
+			v := 0.4 * r.NormFloat64()
+			if c == labels[i] {
+				v++
+			}
+			scores.Set(i, c, v)
+		}
+	}
+	base, err := FitWeighted(scores, labels, weights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Append 60 rows of weight zero with scores that contradict their
+	// labels.
+	extra := mat.NewDense(n+60, k, nil)
+	extra.Slice(0, n, 0, k).(*mat.Dense).Copy(scores)
+	xl := append([]int(nil), labels...)
+	xw = append([]float64(nil), weights...)
+	for i := n; i < n+60; i++ {
+		l := i % k
+		xl = append(xl, l)
+		xw = append(xw, 0)
+		for c := range k {
+			extra.Set(i, c, 3*float64((c+1)%k-l))
+		}
+	}
+	ext, err := FitWeighted(extra, xl, xw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ext, base) {
+		t.Errorf("with rows of weight zero %+v, without %+v", ext, base)
+	}
+	if unweighted, _ := Fit(extra, xl); reflect.DeepEqual(unweighted, base) {
+		t.Error("the rows of weight zero do not change the unweighted fit; the test shows nothing")
+	}
+
+	for _, c := range []struct {
+		name string
+		w    []float64
+		want string
+	}{
+		{"negative", []float64{1, -1, 1, 1}, "weight -1 of row 1"},
+		{"NaN", []float64{1, 1, math.NaN(), 1}, "weight NaN of row 2"},
+		{"Inf", []float64{math.Inf(1), 1, 1, 1}, "weight +Inf of row 0"},
+		{"length", []float64{1, 1, 1}, "3 weights for 4"},
+		{"no positive row", []float64{0, 1, 0, 1}, "0 positive and 2 negative rows of positive weight"},
+	} {
+		_, err := FitSigmoidWeighted([]float64{1, 2, 3, 4}, []bool{true, false, true, false}, c.w)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("FitSigmoidWeighted %s: error %v, want %q", c.name, err, c.want)
+		}
+	}
+	two := mat.NewDense(4, 2, []float64{0, 1, 1, 0, 0.5, 0.5, 0.2, 0.8})
+	for _, c := range []struct {
+		name string
+		w    []float64
+		want string
+	}{
+		{"length", []float64{1, 1}, "2 weights for 4 rows"},
+		{"negative", []float64{1, 1, -2, 1}, "weight -2 of row 2"},
+		{"empty class", []float64{1, 0, 1, 0}, "class 1 has no rows of positive weight"},
+	} {
+		_, err := FitWeighted(two, []int{0, 1, 0, 1}, c.w)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("FitWeighted %s: error %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestProbabilitiesOverflow: scores of ±1e300 with sigmoids steep enough
+// that A·s overflows give distributions, not NaN: for k = 3 a class whose
+// A·s + B is +Inf has probability 0 next to any finite one, and a row
+// whose every class overflows is uniform; for k = 2 the sigmoid saturates
+// to 0 and 1. With the ordinary sigmoids of a fit the same scores give
+// one-hot rows.
+func TestProbabilitiesOverflow(t *testing.T) {
+	steep := &Platt{Classes: 3, Sigmoids: []Sigmoid{{A: -1e10, B: 0}, {A: -1e10, B: 1}, {A: -2, B: 0.5}}}
+	scores := mat.NewDense(4, 3, []float64{
+		-1e300, -1e300, -1e300, // A·s + B = +Inf, +Inf, 2e300
+		-1e300, -1e300, 1e300, // +Inf, +Inf, −2e300: class 2's q = 1
+		1e300, -1e300, -1e300, // −Inf, +Inf, 2e300: class 0's q = 1
+		-1e300, 1e300, -1e300, // +Inf, −Inf, 2e300: class 1's q = 1
+	})
+	p, err := steep.Probabilities(scores)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]float64{{0, 0, 1}, {0, 0, 1}, {1, 0, 0}, {0, 1, 0}}
+	// Row 0: classes 0 and 1 are at the floor, class 2's log q = −2e300
+	// above it: one-hot on class 2.
+	for i, w := range want {
+		for c := range w {
+			if got := p.At(i, c); got != w[c] {
+				t.Errorf("row %d: probabilities %v, want %v", i, p.RawRowView(i), w)
+				break
+			}
+		}
+	}
+	// Every A·s + B = +Inf: without the floor every log q is −Inf and
+	// the row NaN.
+	all := &Platt{Classes: 3, Sigmoids: []Sigmoid{{A: -1e10, B: 0}, {A: -1e10, B: 0}, {A: 1e10, B: 0}}}
+	u, err := all.Probabilities(mat.NewDense(1, 3, []float64{-1e300, -1e300, 1e300}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := range 3 {
+		if got := u.At(0, c); !(math.Abs(got-1.0/3) <= 1e-16) {
+			t.Errorf("every class overflowing: probabilities %v, want uniform", u.RawRowView(0))
+			break
+		}
+	}
+	bin := &Platt{Classes: 2, Sigmoids: []Sigmoid{{A: -1e10, B: 0}}}
+	b, err := bin.Probabilities(mat.NewDense(2, 2, []float64{0, -1e300, 0, 1e300}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mat.Equal(b, mat.NewDense(2, 2, []float64{1, 0, 0, 1})) {
+		t.Errorf("k = 2: probabilities %v", mat.Formatted(b))
+	}
+	plain := &Platt{Classes: 3, Sigmoids: []Sigmoid{{A: -1.5, B: 0.1}, {A: -1.2, B: 0}, {A: -2, B: 0.3}}}
+	q, err := plain.Probabilities(mat.NewDense(2, 3, []float64{1e300, -1e300, -1e300, -1e300, -1e300, 1e300}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mat.Equal(q, mat.NewDense(2, 3, []float64{1, 0, 0, 0, 0, 1})) {
+		t.Errorf("ordinary sigmoids: probabilities %v", mat.Formatted(q))
+	}
+}
+
+// TestLogLossChecks: LogLoss and ECE refuse entries that are no
+// probabilities (NaN, negative, above 1 beyond 10⁻¹² of rounding, in any
+// column) instead of returning NaN or clipping them, and accept 1 + 10⁻¹³.
+func TestLogLossChecks(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		row  []float64
+		want string
+	}{
+		{"NaN", []float64{math.NaN(), 0.5}, "probability NaN of row 0, class 0"},
+		{"NaN elsewhere", []float64{0.5, math.NaN()}, "probability NaN of row 0, class 1"},
+		{"negative", []float64{-0.1, 1.1}, "probability -0.1"},
+		{"above one", []float64{0, 1 + 1e-9}, "not in [0, 1]"},
+		{"Inf", []float64{math.Inf(1), 0}, "probability +Inf"},
+	} {
+		probs := mat.NewDense(1, 2, c.row)
+		if _, err := LogLoss(probs, []int{0}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("LogLoss %s: error %v, want %q", c.name, err, c.want)
+		}
+		if _, err := ECE(probs, []int{0}, 15); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ECE %s: error %v, want %q", c.name, err, c.want)
+		}
+	}
+	ll, err := LogLoss(mat.NewDense(1, 2, []float64{1 + 1e-13, 0}), []int{0})
+	if err != nil || ll != 0 {
+		t.Errorf("LogLoss of 1 + 1e-13: %v, %v; want 0 (clipped to 1)", ll, err)
 	}
 }

@@ -44,6 +44,26 @@
 // L-BFGS from the same start; the minimiser is unique, so both give the
 // same A and B up to their stopping tolerances.
 //
+// # Weights
+//
+// FitSigmoidWeighted and FitWeighted take row weights wᵢ ≥ 0 (sample
+// weights, as scikit-learn's CalibratedClassifierCV passes sample_weight
+// to its sigmoid fit):
+//
+//	F(A, B) = −Σᵢ wᵢ [tᵢ log pᵢ + (1 − tᵢ) log(1 − pᵢ)],
+//
+// so the gradient and Hessian above gain the factor wᵢ in each term. A row
+// of weight zero is no row: it is dropped before the fit. Platt's prior
+// counts N₊ and N₋ stay counts, not sums of weights, as scikit-learn 1.2
+// computes them from the labels alone — but of the rows of positive
+// weight only, where scikit-learn 1.2 counts rows of weight zero too (its
+// later versions sum the weights instead). So integer weights give the
+// fit of repeated rows except for the targets t₊ and t₋, which differ by
+// O(1/N±). The weights are rescaled to mean one
+// before the Newton iteration: the minimiser does not move, and the
+// stopping tests, relative to F, and σ do not depend on the weights'
+// scale.
+//
 // # Several classes
 //
 // For k > 2 classes Fit fits one sigmoid per class, one-vs-rest, on the
@@ -55,7 +75,10 @@
 // The normalisation is computed from log qᶜ = −log(1 + exp(A_c·s_c + B_c))
 // by the log-sum-exp, so it never divides zero by zero (scikit-learn falls
 // back to the uniform distribution when every qᶜ underflows; the two agree
-// whenever scikit-learn's sum is a normal number). For k = 2, as in
+// whenever scikit-learn's sum is a normal number). Each log qᶜ is floored
+// at −MaxFloat64, so that a score whose A_c·s_c + B_c overflows gives
+// probability zero next to any class above the floor, and a row whose
+// every class overflows the uniform distribution, not NaN. For k = 2, as in
 // scikit-learn, one sigmoid is fitted, on the score of class 1:
 // P(1 | s) = q(s₁) and P(0 | s) = 1 − P(1 | s) (computed as
 // 1/(1 + exp(−(A·s₁ + B))), the same value without cancellation).
@@ -64,7 +87,8 @@
 //
 // LogLoss is the mean negative log-probability of the true class (with
 // probabilities clipped to [10⁻¹⁵, 1], scikit-learn's log_loss's eps of
-// its older versions); ECE is the expected calibration error of Guo et al.
+// its older versions; an entry that is NaN or outside [0, 1] is an error,
+// not clipped); ECE is the expected calibration error of Guo et al.
 // (2017), Eq. 3: the rows are put in M equal-width bins of the top-class
 // probability, and ECE = Σ_m (|B_m|/n)·|acc(B_m) − conf(B_m)|. Softmax is
 // the uncalibrated baseline exp(s_c)/Σⱼ exp(s_j).

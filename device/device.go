@@ -3,6 +3,7 @@ package device
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/gomlx/gomlx/backends"
@@ -41,13 +42,14 @@ type Device struct {
 // Open opens the named device: "go" (GoMLX's pure-Go backend), "cuda"
 // (XLA with the CUDA plugin) or any GoMLX backend configuration
 // "backend:config" linked into the program (e.g. "xla:cpu"). Device graphs
-// compute in float32 on CUDA and float64 elsewhere unless WithFloat32 or
-// WithFloat64 says otherwise. An unknown name, a backend not linked in
-// (the default build has no XLA) or a plugin that fails to start (no GPU)
-// is an error whose text says which and how to get it.
+// compute in float32 on CUDA — the name "cuda" or any configuration whose
+// PJRT plugin is CUDA's, such as "xla:cuda" — and in float64 elsewhere,
+// unless WithFloat32 or WithFloat64 says otherwise. An unknown name, a
+// backend not linked in (the default build has no XLA) or a plugin that
+// fails to start (no GPU) is an error whose text says which and how to
+// get it.
 func Open(name string) (*Device, error) {
 	config := name
-	dtype := dtypes.Float64
 	switch name {
 	case "":
 		return nil, errors.New("device: empty device name (want cpu, go or cuda)")
@@ -57,11 +59,14 @@ func Open(name string) (*Device, error) {
 		config = nn.DefaultBackend
 	case CUDA:
 		config = "xla:cuda"
-		dtype = dtypes.Float32
 	default:
 		if !strings.Contains(name, ":") {
 			return nil, fmt.Errorf("device: unknown device %q (want cpu, go, cuda or a GoMLX backend configuration such as xla:cuda)", name)
 		}
+	}
+	dtype := dtypes.Float64
+	if cudaConfig(config) {
+		dtype = dtypes.Float32
 	}
 	b, err := nn.Backend(config)
 	if err != nil {
@@ -71,6 +76,28 @@ func Open(name string) (*Device, error) {
 		return nil, fmt.Errorf("device %s: %w", name, err)
 	}
 	return &Device{name: name, config: config, backend: b, dtype: dtype}, nil
+}
+
+// cudaConfig reports whether the GoMLX backend configuration config runs
+// XLA ("xla", or its aliases "stablehlo" and "hlo") with the CUDA PJRT
+// plugin: the plugin "cuda", with or without options after a comma
+// ("xla:cuda,option"), or the plugin library pjrt_c_api_cuda_plugin.so
+// given by its absolute path.
+func cudaConfig(config string) bool {
+	backend, plugin, ok := strings.Cut(config, ":")
+	if !ok {
+		return false
+	}
+	switch backend {
+	case "xla", "stablehlo", "hlo":
+	default:
+		return false
+	}
+	plugin, _, _ = strings.Cut(plugin, ",")
+	if filepath.IsAbs(plugin) {
+		plugin = strings.TrimSuffix(strings.TrimPrefix(filepath.Base(plugin), "pjrt_c_api_"), "_plugin.so")
+	}
+	return plugin == "cuda"
 }
 
 // Name returns the name the device was opened with.

@@ -35,3 +35,33 @@ func TestOpen(t *testing.T) {
 		}
 	}
 }
+
+// TestCUDAConfig: every configuration whose PJRT plugin is CUDA's (the one
+// "cuda" opens, plugin options, XLA's aliases, the plugin by its path)
+// defaults to float32, as "cuda" does; other backends and plugins do not.
+func TestCUDAConfig(t *testing.T) {
+	for _, c := range []struct {
+		config string
+		want   bool
+	}{
+		{"xla:cuda", true},
+		{"xla:cuda,allocator=platform", true},
+		{"stablehlo:cuda", true},
+		{"hlo:cuda", true},
+		{"xla:/usr/lib/pjrt/pjrt_c_api_cuda_plugin.so", true},
+		{"xla:cpu", false},
+		{"xla:", false},
+		{"xla:cudax", false},
+		{"xla:cuda/pjrt_c_api_cpu_plugin.so", false},
+		{"go:ops_sequential", false},
+		{"go", false},
+		{"cuda", false}, // a name, not a configuration: Open maps it to xla:cuda
+	} {
+		if got := cudaConfig(c.config); got != c.want {
+			t.Errorf("cudaConfig(%q) = %v, want %v", c.config, got, c.want)
+		}
+	}
+	if cudaConfig(nn.DefaultBackend) {
+		t.Errorf("the pure-Go backend %q counts as CUDA", nn.DefaultBackend)
+	}
+}

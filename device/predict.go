@@ -88,11 +88,12 @@ func (d *Device) Predict(ctx context.Context, m *model.Model, x *mat.Dense) (*ma
 	return p.Predict(ctx, x)
 }
 
-// Predict returns the n×K raw model outputs (class scores, or the
-// regression prediction in column 0) for raw rows x, as model.Predict
-// does, batch by batch on the device; it stops between batches with ctx's
-// error. Non-finite inputs, inputs outside the map's domain and
-// non-finite outputs (features.ErrOverflow) are errors.
+// Predict returns the n×K raw model outputs (K class scores, or the K
+// predictions of a regression model of K outputs, one column each) for
+// raw rows x, as model.Predict does, batch by batch on the device; it
+// stops between batches with ctx's error. Non-finite inputs, inputs
+// outside the map's domain and non-finite outputs (features.ErrOverflow)
+// are errors.
 func (p *Predictor) Predict(ctx context.Context, x *mat.Dense) (*mat.Dense, error) {
 	n, d := x.Dims()
 	f := p.mp.form

@@ -109,3 +109,47 @@ func TestPredictRegression(t *testing.T) {
 		t.Error("Predict of too many columns succeeded")
 	}
 }
+
+// TestPredictMultiOutput: a regression model of three outputs (the label
+// and two squared feature columns as targets) predicts all three columns
+// on the device, each equal to model.Predict's within the tolerance.
+func TestPredictMultiOutput(t *testing.T) {
+	train, test := letterSets(t)
+	const k = 3
+	n := train.Rows()
+	y := mat.NewDense(n, k, nil)
+	for i := range n {
+		y.Set(i, 0, train.Y[i])
+		y.Set(i, 1, train.X.At(i, 0)*train.X.At(i, 0))
+		y.Set(i, 2, train.X.At(i, 3)*train.X.At(i, 3))
+	}
+	multi := *train
+	multi.Y, multi.Targets, multi.TargetNames = nil, y, []string{"label", "x0²", "x3²"}
+	m, err := model.Fit(context.Background(), model.Options{Task: model.Regression, Lambda: 1, Standardize: true,
+		Features: features.Config{Kernel: "rbf", Gamma: 0.05, Features: 64, Seed: 10}}, &multi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := m.Predict(test.X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, c := want.Dims(); c != k {
+		t.Fatalf("model.Predict gives %d columns, want %d", c, k)
+	}
+	for _, dev := range testDevices(t) {
+		got, err := dev.Predict(context.Background(), m, test.X)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, c := got.Dims(); r != test.Rows() || c != k {
+			t.Fatalf("%v: %d×%d predictions, want %d×%d", dev, r, c, test.Rows(), k)
+		}
+		for j := range k {
+			g, w := got.Slice(0, test.Rows(), j, j+1).(*mat.Dense), want.Slice(0, test.Rows(), j, j+1).(*mat.Dense)
+			if e, tol := relDiff(g, w, nil), tolerance(dev, 1e-12); !(e <= tol) {
+				t.Errorf("%v: output %d differs by %.3g, tolerance %.1g", dev, j, e, tol)
+			}
+		}
+	}
+}

@@ -121,7 +121,8 @@ func TestRidgeStatsReproducible(t *testing.T) {
 		b := deviceStats(t, dev, mp, x, y, 2, 32, []int{50, 1, 33, 66})
 		for f := range a {
 			if !slices.Equal(a[f].ZtZ, b[f].ZtZ) || !slices.Equal(a[f].ZtY, b[f].ZtY) || !slices.Equal(a[f].SumZ, b[f].SumZ) ||
-				!slices.Equal(a[f].SumY, b[f].SumY) || a[f].N != b[f].N {
+				!slices.Equal(a[f].SumY, b[f].SumY) || !slices.Equal(a[f].SumY2, b[f].SumY2) || a[f].N != b[f].N ||
+				a[f].SumW != b[f].SumW || a[f].Weighted != b[f].Weighted {
 				t.Errorf("%v: fold %d: statistics differ between one Add and four", dev, f)
 			}
 		}

@@ -172,11 +172,13 @@ func (d *Device) NewSKI(n, r int, kind toeplitz.Interp, kernels []func(t float64
 		}
 		width = max(width, len(f))
 	}
-	w, err := toeplitz.InterpWeights(n, r, kind)
-	if err != nil {
+	// The size check comes first: InterpWeights allocates its n rows of
+	// weights without checking n.
+	if _, err := limits.Matrix("device: SKI interpolation matrix", n, r); err != nil {
 		return nil, err
 	}
-	if _, err := limits.Matrix("device: SKI interpolation matrix", n, r); err != nil {
+	w, err := toeplitz.InterpWeights(n, r, kind)
+	if err != nil {
 		return nil, err
 	}
 	m, err := d.newMixer("ski", n, ch)

@@ -220,6 +220,8 @@ func TestMixerErrors(t *testing.T) {
 		{"response length", second(dev.NewCausalFD(4, func(w float64) []float64 { return make([]float64, 1+int(w)) })), "values at"},
 		{"bidirectional odd", second(dev.NewBidirectionalFD(4, one)), "multiple of 2"},
 		{"ski rank", second(dev.NewSKI(8, 9, toeplitz.Linear, ker, nil)), "inducing points"},
+		// Checked before the interpolation weights of 2⁴⁰ rows are built.
+		{"ski memory", second(dev.NewSKI(1<<40, 1<<20, toeplitz.Linear, ker, nil)), "SKI interpolation matrix"},
 		{"ski filter", second(dev.NewSKI(4, 2, toeplitz.Linear, ker, [][]float64{make([]float64, 8)})), "exceeds"},
 		{"ski filters", second(dev.NewSKI(4, 2, toeplitz.Linear, ker, [][]float64{{1}, {1}})), "filters for"},
 		{"length", second(m.Apply(context.Background(), randSeq(t, 1, 1, 4, 2))), "needs"},

@@ -279,3 +279,162 @@ func TestLetterCalibration(t *testing.T) {
 		t.Errorf("calibrated log-loss %.4f, ECE %.4f; softmax %.4f, %.4f (want the calibrated lower, log-loss ≤ 0.5, ECE ≤ 0.1)", llCal, eceCal, llSoft, eceSoft)
 	}
 }
+
+// TestCalibrationZeroWeightRow: a row of sample weight zero is no row for
+// the calibration either. A last row (so that the other rows keep their
+// folds) with the features of row 0, a wrong label and weight zero leaves
+// Model.Calibration as the fit without that row gives it: bit for bit
+// without the scaler (the weighted statistics add exact zeros for it,
+// and calibrate drops it), to 1e-12 with it (the weighted scaler's sums
+// round differently with the extra row); with weight 1 the same row moves
+// the calibration.
+func TestCalibrationZeroWeightRow(t *testing.T) {
+	ctx := context.Background()
+	d, _, err := data.Letter().SplitAt(601)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 600
+	d.Y[n] = float64((int(d.Y[0]) + 7) % 26) // a wrong label
+	copy(d.X.RawRowView(n), d.X.RawRowView(0))
+	w := make([]float64, n+1)
+	for i := range w {
+		w[i] = 0.5 + 0.5*float64(i%3)
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	without := d.Subset(idx)
+	for _, std := range []bool{false, true} {
+		opt := Options{Task: Classification, Lambda: 0.5, Calibrate: true, Standardize: std,
+			Features: features.Config{Kernel: "rbf", Gamma: 1.0 / 16, Features: 64, Seed: 3}}
+		o := opt
+		o.SampleWeights = w[:n]
+		want, err := Fit(ctx, o, without)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w[n] = 0
+		o.SampleWeights = w
+		got, err := Fit(ctx, o, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := sigmoidDiff(got.Calibration, want.Calibration)
+		t.Logf("standardize %v: calibrations differ by %.3g", std, e)
+		if (!std && e != 0) || !(e <= 1e-12) {
+			t.Errorf("standardize %v: with a row of weight zero the calibration differs by %.3g from the one without it", std, e)
+		}
+		w[n] = 1
+		moved, err := Fit(ctx, o, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reflect.DeepEqual(moved.Calibration, want.Calibration) {
+			t.Errorf("standardize %v: the row with weight 1 leaves the calibration as it is; the test shows nothing", std)
+		}
+	}
+}
+
+// sigmoidDiff returns the largest difference of the sigmoids' A and B
+// between two calibrations of the same classes, relative to max(1, |·|).
+func sigmoidDiff(a, b *calibrate.Platt) float64 {
+	if a.Classes != b.Classes || len(a.Sigmoids) != len(b.Sigmoids) {
+		return math.Inf(1)
+	}
+	var e float64
+	for c, g := range a.Sigmoids {
+		h := b.Sigmoids[c]
+		e = math.Max(e, math.Abs(g.A-h.A)/math.Max(1, math.Abs(h.A)))
+		e = math.Max(e, math.Abs(g.B-h.B)/math.Max(1, math.Abs(h.B)))
+	}
+	return e
+}
+
+// TestCalibrationWeights: Fit's calibration is calibrate.FitWeighted on
+// the out-of-fold scores of the weighted fit with the rows' sample
+// weights, not their products with the class weights (which weigh the
+// ridge statistics only, as in scikit-learn), bit for bit.
+func TestCalibrationWeights(t *testing.T) {
+	ctx := context.Background()
+	d := smallSet(t)
+	mp, err := features.New(features.Config{Kernel: "rbf", Gamma: 1.0 / 16, Features: 64, Seed: 1}, d.Cols())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := make([]float64, d.Rows())
+	for i := range sw {
+		sw[i] = float64(i % 4) // a quarter of the rows weigh zero
+	}
+	const folds, lambda = 4, 0.5
+	opt := Options{Task: Classification, Map: mp, Lambda: lambda, Calibrate: true, Folds: folds, SampleWeights: sw, ClassWeight: "balanced"}
+	m, err := Fit(ctx, opt, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels, k, err := d.Labels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets, err := linear.OneHot(labels, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rows, err := opt.fitWeights(d, labels, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, err := newAccumulator(mp, k, folds, 0, d.Rows(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := acc.add(ctx, d.X, targets, rows, nil); err != nil {
+		t.Fatal(err)
+	}
+	stats, err := acc.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	oof, err := outOfFold(ctx, mp, d.X, stats, lambda)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := calibrate.FitWeighted(oof, labels, sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(m.Calibration, want) {
+		t.Errorf("Fit's calibration %+v, calibrate.FitWeighted with the sample weights %+v", m.Calibration.Sigmoids[:2], want.Sigmoids[:2])
+	}
+	combined, err := calibrate.FitWeighted(oof, labels, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reflect.DeepEqual(m.Calibration, combined) {
+		t.Error("the calibration with class weights equals the one without; the test shows nothing")
+	}
+}
+
+// TestClassWeightErrorOrder: with several bad class weights the error
+// names the smallest class, the same on every run (the weights are a
+// map, whose order Go randomises).
+func TestClassWeightErrorOrder(t *testing.T) {
+	d := smallSet(t)
+	for _, c := range []struct {
+		weights map[int]float64
+		want    string
+	}{
+		{map[int]float64{7: -1, 3: -2, 12: math.NaN(), 5: -4, -2: 1, 9: -6}, "class weight for class -2, classes are from 0"},
+		{map[int]float64{7: -1, 3: -2, 12: math.NaN(), 5: -4, 9: -6}, "class weight -2 of class 3"},
+		{map[int]float64{70: 1, 30: 1, 120: 1, 50: 1, 90: 1}, "class weight for class 30, the labels are 0 to 25"},
+	} {
+		for range 20 {
+			_, err := Fit(context.Background(), Options{Task: Classification, Lambda: 1, ClassWeights: c.weights,
+				Features: features.Config{Kernel: "rbf", Gamma: 0.1, Features: 8, Seed: 1}}, d)
+			if err == nil || !strings.HasPrefix(err.Error(), "model: "+c.want) {
+				t.Fatalf("error %v, want one starting %q", err, "model: "+c.want)
+			}
+		}
+	}
+}

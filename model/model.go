@@ -102,8 +102,9 @@ type Options struct {
 	Folds int
 	// Calibrate fits Platt sigmoids on out-of-fold decision scores
 	// (classification, Fit only; see Model.Probabilities and the file
-	// calibrate.go): scikit-learn's CalibratedClassifierCV(method='sigmoid',
-	// ensemble=False) with Folds folds.
+	// calibrate.go): modelled on scikit-learn's
+	// CalibratedClassifierCV(method='sigmoid', ensemble=False) with Folds
+	// folds.
 	Calibrate bool
 	// Standardize fits a scaler on the training rows.
 	Standardize bool
@@ -285,7 +286,7 @@ func Fit(ctx context.Context, opt Options, train *data.Dataset) (*Model, error) 
 		return nil, err
 	}
 	if opt.Calibrate {
-		if err := m.calibrate(ctx, x, train, stats); err != nil {
+		if err := m.calibrate(ctx, x, train, stats, sw); err != nil {
 			return nil, err
 		}
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -59,7 +61,10 @@ func (opt Options) checkClassWeights() error {
 	if opt.ClassWeight != "" && opt.ClassWeight != "balanced" {
 		return fmt.Errorf("model: unknown class weight %.40q (want balanced, or explicit weights)", opt.ClassWeight)
 	}
-	for c, v := range opt.ClassWeights {
+	// In class order, so that the error names the same class every time
+	// (a map's order is random).
+	for _, c := range slices.Sorted(maps.Keys(opt.ClassWeights)) {
+		v := opt.ClassWeights[c]
 		if c < 0 {
 			return fmt.Errorf("model: class weight for class %d, classes are from 0", c)
 		}
@@ -99,11 +104,11 @@ func (opt Options) classWeightVector(counts []int) ([]float64, error) {
 	for c := range cw {
 		cw[c] = 1
 	}
-	for c, v := range opt.ClassWeights {
+	for _, c := range slices.Sorted(maps.Keys(opt.ClassWeights)) {
 		if c >= k {
 			return nil, fmt.Errorf("model: class weight for class %d, the labels are 0 to %d", c, k-1)
 		}
-		cw[c] = v
+		cw[c] = opt.ClassWeights[c]
 	}
 	return cw, nil
 }

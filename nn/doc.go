@@ -33,9 +33,10 @@
 // (ToeplitzFFT, FDCausalFFT, FDBidirectionalFFT: circulant embedding of
 // size 2n) are written once over an rFFT/irFFT pair: the backend's FFT op
 // where it has one (HasFFT, e.g. XLA), elsewhere an exact DFT-matrix pair
-// with the same n/2+1 bins and normalisation (O(n²), n ≤ 2048, tested
-// against gonum's fourier). So the FFT-form algorithm is tested against
-// the dense forms on every backend, and with the FFT op on XLA.
+// with the same n/2+1 bins and normalisation (O(n²) per row, sequences
+// of up to 1024, tested against gonum's fourier). So the FFT-form
+// algorithm is tested against the dense forms on every backend, and with
+// the FFT op on XLA.
 //
 // TNN blocks (Fig. 3): x += GTU(norm(x)), x += GLU(norm(x)), with the
 // gated Toeplitz unit GTU(x) = (SiLU(xW_u) ⊙ TNO(SiLU(xW_v)))W_o and the

@@ -34,10 +34,15 @@ func (fftOp) Inverse(re, im *Node, n int) *Node {
 	return InverseRealFFT(Complex(re, im), n)
 }
 
-// maxDFTMatrix is the longest transform the DFT-matrix substitute builds:
-// its constants hold 2·(n/2+1)·n values per direction (134 MB in float64
-// for both directions at n = 4096), and a product costs O(n²) per row.
-const maxDFTMatrix = 4096
+// maxDFTMatrix is the longest transform the DFT-matrix substitute builds.
+// Each Forward or Inverse call builds two constant matrices of n·(n/2+1)
+// values, 2·(n/2+1)·n in all: 33.6 MB in float64 at n = 2048 (134 MB at
+// n = 4096). The Toeplitz forms transform length 2n for sequences of
+// length n and build several: ToeplitzFFT 3 transforms, FDCausalFFT 4,
+// FDBidirectionalFFT 2, so that at this limit (sequences of up to 1024)
+// one call holds at most 134 MB (128 MiB) of constants, where n = 4096
+// took 403 MB and 537 MB. A product costs O(n²) per row.
+const maxDFTMatrix = 2048
 
 // dftMatrix is realDFT as products with constant cos/sin matrices
 // (computed in float64 with the angles reduced exactly, then converted to

@@ -95,7 +95,7 @@ func ToeplitzDense(x, coef *Node) *Node {
 // FFTs, O(n log n) per channel. It uses the backend's FFT op where it has
 // one (HasFFT, e.g. XLA); elsewhere the same algorithm runs with an exact
 // DFT-matrix product in place of the FFT, O(n²) per channel and limited to
-// n ≤ 2048 (longer sequences panic): the form that lets the pure-Go
+// n ≤ 1024 (longer sequences panic): the form that lets the pure-Go
 // backend test the algorithm. It panics on mismatched shapes.
 func ToeplitzFFT(x, coef *Node) *Node {
 	return toeplitzCirculant(realDFTFor(x.Graph().Backend()), x, coef)
@@ -344,7 +344,7 @@ func FDBidirectionalCoefficients(re, im *Node) *Node {
 // FDCausalFFT is the causal FD-TNO by FFTs, as Algorithm 2: the Hilbert
 // transform by irFFT → causal window → rFFT, then irFFT(k̂_causal ⊙
 // rFFT([x, 0])). Like ToeplitzFFT it uses the backend's FFT op where it
-// has one and an exact DFT-matrix product elsewhere (n ≤ 2048).
+// has one and an exact DFT-matrix product elsewhere (n ≤ 1024).
 func FDCausalFFT(x, khat *Node) *Node {
 	return fdCausalCirculant(realDFTFor(x.Graph().Backend()), x, khat)
 }
@@ -371,7 +371,7 @@ func fdCausalCirculant(f realDFT, x, khat *Node) *Node {
 // FDBidirectionalFFT is the bidirectional FD-TNO by FFTs: irFFT((re +
 // i·im) ⊙ rFFT([x, 0])), the imaginary part zeroed at ω = 0 and π. Like
 // ToeplitzFFT it uses the backend's FFT op where it has one and an exact
-// DFT-matrix product elsewhere (n ≤ 2048).
+// DFT-matrix product elsewhere (n ≤ 1024).
 func FDBidirectionalFFT(x, re, im *Node) *Node {
 	return fdBidirectionalCirculant(realDFTFor(x.Graph().Backend()), x, re, im)
 }

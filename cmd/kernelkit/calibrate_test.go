@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -70,6 +71,30 @@ func TestCalibrate(t *testing.T) {
 		}
 		if math.Abs(sum-1) > 1e-14 {
 			t.Errorf("row %d: probabilities sum to 1%+.3g", i, sum-1)
+		}
+	}
+
+	// Labels that are not classes of the model: the accuracy counts them
+	// as misses, and a notice says why log-loss and ECE are missing.
+	src, err := os.ReadFile(test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := strings.Split(strings.TrimSpace(string(src)), "\n")
+	for _, c := range []struct{ label, want string }{
+		{"2.5", "not a class index"},
+		{"30", "label 30 is not a class of the model (0 to 25)"},
+	} {
+		bad := append([]string(nil), rows...)
+		bad[5] = bad[5][:strings.LastIndex(bad[5], ",")+1] + c.label
+		path := write(t, dir, "bad.csv", strings.Join(bad, "\n")+"\n")
+		_, stderr, err := runCtx(t, context.Background(), "--blas", "gonum", "predict", "--model", mpath, "--data", path)
+		if err != nil {
+			t.Fatalf("label %s: %v", c.label, err)
+		}
+		if !strings.Contains(stderr, "accuracy") || !strings.Contains(stderr, "no log-loss or ECE") || !strings.Contains(stderr, c.want) ||
+			strings.Contains(stderr, "log-loss 0") {
+			t.Errorf("label %s: standard error %q, want the accuracy and a notice naming %q", c.label, stderr, c.want)
 		}
 	}
 

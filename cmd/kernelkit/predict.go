@@ -177,19 +177,25 @@ func (o *predictOptions) run(cmd *cobra.Command) error {
 	if classify {
 		if probs != nil {
 			// With labels that are all classes of the model, the
-			// probabilities' quality as well (other labels only count
-			// as misses in the accuracy).
-			if labels, kl, lerr := ds.Labels(); lerr == nil && kl <= k {
-				ll, err := calibrate.LogLoss(probs, labels)
-				if err != nil {
-					return err
-				}
-				ece, err := calibrate.ECE(probs, labels, 15)
-				if err != nil {
-					return err
-				}
-				return notice(cmd, "accuracy %.4f, log-loss %.4f, ECE %.4f (15 bins) on %d rows", ev.Accuracy, ll, ece, ev.Rows)
+			// probabilities' quality as well. Other labels only count as
+			// misses in the accuracy, as for an uncalibrated model; the
+			// notice says why the probabilities' measures are missing.
+			labels, kl, lerr := ds.Labels()
+			if lerr == nil && kl > k {
+				lerr = fmt.Errorf("label %d is not a class of the model (0 to %d)", kl-1, k-1)
 			}
+			if lerr != nil {
+				return notice(cmd, "accuracy %.4f on %d rows; no log-loss or ECE: %v", ev.Accuracy, ev.Rows, lerr)
+			}
+			ll, err := calibrate.LogLoss(probs, labels)
+			if err != nil {
+				return err
+			}
+			ece, err := calibrate.ECE(probs, labels, 15)
+			if err != nil {
+				return err
+			}
+			return notice(cmd, "accuracy %.4f, log-loss %.4f, ECE %.4f (15 bins) on %d rows", ev.Accuracy, ll, ece, ev.Rows)
 		}
 		return notice(cmd, "accuracy %.4f on %d rows", ev.Accuracy, ev.Rows)
 	}
