@@ -13,7 +13,9 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
 
+	"github.com/kernelkit/kernelkit/hybrid"
 	"github.com/kernelkit/kernelkit/internal/limits"
+	"github.com/kernelkit/kernelkit/sampler"
 )
 
 // Model kinds.
@@ -23,10 +25,11 @@ const (
 	KindFDTNN       = "fd-tnn"      // FD-TNO: RPE on the frequency response
 	KindPerformer   = "performer"   // Transformer with FAVOR+ attention
 	KindTransformer = "transformer" // Transformer with softmax attention
+	KindHRF         = "hrf"         // Transformer with angular hybrid random feature attention
 )
 
 // Kinds lists the model kinds.
-var Kinds = []string{KindTNN, KindSKITNN, KindFDTNN, KindPerformer, KindTransformer}
+var Kinds = []string{KindTNN, KindSKITNN, KindFDTNN, KindPerformer, KindTransformer, KindHRF}
 
 // Adapter kinds.
 const (
@@ -70,6 +73,19 @@ type ModelConfig struct {
 	SKIGrid   int `json:"ski_grid,omitempty"`
 	// Features is the number of FAVOR+ random features per head.
 	Features int `json:"features,omitempty"`
+	// HRFM and HRFN shape the angular hybrid attention of hrf: HRFM
+	// projections for each base estimator (positive and trigonometric) and
+	// HRFN sgn projections for the angular λ, 4·HRFM·(1+HRFN) features per
+	// head (see HybridFeatures). Other kinds keep them at zero.
+	HRFM int `json:"hrf_m,omitempty"`
+	HRFN int `json:"hrf_n,omitempty"`
+	// QKNorm, if positive, L2-normalises every head's queries and keys
+	// (attention kinds) to norm QKNorm·d_h^(1/4), so that the attention
+	// logits qᵀk/√d_h are QKNorm²·cos θ: the query/key normalisation the HRF
+	// paper applies (App. K) to keep the random-feature estimators in their
+	// accurate range. Zero selects the kind's default (1 for hrf, none for
+	// the others); negative: none.
+	QKNorm float64 `json:"qk_norm,omitempty"`
 	// Chunk is the block length of causal FAVOR+ attention.
 	Chunk int `json:"chunk,omitempty"`
 	// Causal selects causal token mixing (tnn, fd-tnn, attention kinds).
@@ -89,7 +105,11 @@ type ModelConfig struct {
 // Defaults fills unset fields with the defaults: Heads 2, Expand 1,
 // Hidden = 2·Width, RPE 1 hidden layer of 32 ReLU units, λ = 0.99, SKI r
 // = 32 (at most Length), m = 16, 33 grid points, 32 FAVOR+ features, chunk
-// 64, 16 adapter features or bottleneck units.
+// 64, 16 adapter features or bottleneck units; for hrf, HRFM and HRFN
+// FLOP-matched to Features per head by hybrid.MatchFLOPs (as catalog's
+// "angular": 6 and 4 for heads of width 16 and 32 features; other kinds:
+// both set to zero, so that configurations compare equal whatever the
+// flags) and query/key normalisation to norm 1 (QKNorm).
 func (c *ModelConfig) Defaults() {
 	set := func(p *int, v int) {
 		if *p == 0 {
@@ -113,6 +133,18 @@ func (c *ModelConfig) Defaults() {
 	set(&c.Features, 32)
 	set(&c.Chunk, 64)
 	set(&c.AdapterSize, 16)
+	if c.Kind == KindHRF && c.QKNorm == 0 {
+		c.QKNorm = 1
+	}
+	if c.Kind == KindHRF {
+		if c.HRFM == 0 || c.HRFN == 0 {
+			o := hybrid.MatchFLOPs(c.Width/max(c.Heads, 1), c.Features)
+			set(&c.HRFM, o.M)
+			set(&c.HRFN, o.N)
+		}
+	} else {
+		c.HRFM, c.HRFN = 0, 0
+	}
 }
 
 // Validate checks the configuration (after Defaults).
@@ -147,10 +179,13 @@ func (c *ModelConfig) Validate() error {
 	if _, err := ActivationByName(c.RPEAct); err != nil {
 		return err
 	}
+	if math.IsNaN(c.QKNorm) || math.IsInf(c.QKNorm, 0) {
+		return fmt.Errorf("nn: query/key norm must be finite, got %v", c.QKNorm)
+	}
 	if !(c.Lambda > 0 && c.Lambda < 1) {
 		return fmt.Errorf("nn: λ must lie in (0, 1), got %v", c.Lambda)
 	}
-	if (c.Kind == KindPerformer || c.Kind == KindTransformer) && c.Width%c.Heads != 0 {
+	if c.IsAttention() && c.Width%c.Heads != 0 {
 		return fmt.Errorf("nn: width %d is not a multiple of %d heads", c.Width, c.Heads)
 	}
 	switch c.Kind {
@@ -164,9 +199,25 @@ func (c *ModelConfig) Validate() error {
 		if c.SKIGrid < 3 || c.SKIGrid%2 == 0 {
 			return fmt.Errorf("nn: SKI grid must be odd and ≥ 3, got %d", c.SKIGrid)
 		}
-	case KindPerformer:
+	case KindPerformer, KindHRF:
 		if c.Causal && c.Length%min(c.Chunk, c.Length) != 0 {
 			return fmt.Errorf("nn: causal chunk %d must divide the length %d", c.Chunk, c.Length)
+		}
+	}
+	if c.Kind == KindHRF {
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"HRF projections M", c.HRFM}, {"HRF sgn projections N", c.HRFN}} {
+			if f.v <= 0 {
+				return fmt.Errorf("nn: %s must be positive, got %d", f.name, f.v)
+			}
+			if err := limits.Dim("nn: "+f.name, f.v); err != nil {
+				return err
+			}
+		}
+		if _, err := limits.Matrix("nn: HRF features", HybridFeatureDim(c.HRFM, c.HRFN), c.Length); err != nil {
+			return err
 		}
 	}
 	if _, err := limits.Matrix("nn: Toeplitz matrices", c.Length*c.Length, c.Width*c.Expand); err != nil {
@@ -182,7 +233,7 @@ func (c *ModelConfig) Validate() error {
 
 // IsAttention reports whether the kind is an attention model.
 func (c *ModelConfig) IsAttention() bool {
-	return c.Kind == KindPerformer || c.Kind == KindTransformer
+	return c.Kind == KindPerformer || c.Kind == KindTransformer || c.Kind == KindHRF
 }
 
 // builder creates the model's variables in a context.
@@ -284,11 +335,21 @@ func (b *builder) attention(ctx *context.Context, x, mask *Node, _ int) *Node {
 	q := SplitHeads(Affine(x, b.weight(ctx, "wq", d, d), b.bias(ctx, "bq", d)), c.Heads)
 	k := SplitHeads(Affine(x, b.weight(ctx, "wk", d, d), b.bias(ctx, "bk", d)), c.Heads)
 	v := SplitHeads(Affine(x, b.weight(ctx, "wv", d, d), b.bias(ctx, "bv", d)), c.Heads)
+	if c.QKNorm > 0 {
+		r := c.QKNorm * math.Pow(float64(d/c.Heads), 0.25)
+		q, k = unitRows(q, r), unitRows(k, r)
+	}
 	var o *Node
-	if c.Kind == KindPerformer {
+	switch c.Kind {
+	case KindPerformer:
 		omega := b.fixed(ctx, "omega", c.Features, d/c.Heads)
 		o = LinearAttention(q, k, v, omega, c.Causal, c.Chunk, mask)
-	} else {
+	case KindHRF:
+		pos := b.fixed(ctx, "omega", c.HRFM, d/c.Heads)
+		trig := b.fixed(ctx, "omega_trig", c.HRFM, d/c.Heads)
+		tau := b.fixed(ctx, "tau", c.HRFN, d/c.Heads)
+		o = HybridAttention(q, k, v, pos, trig, tau, c.Causal, c.Chunk, mask)
+	default:
 		o = SoftmaxAttention(q, k, v, c.Causal, mask)
 	}
 	return Affine(MergeHeads(o), b.weight(ctx, "wo", d, d), b.bias(ctx, "bo", d))
@@ -340,9 +401,16 @@ func (b *builder) rpe(ctx *context.Context, out int) MLP {
 func (b *builder) tno(ctx *context.Context, v *Node) *Node {
 	c := b.cfg
 	n, e := c.Length, v.Shape().Dim(2)
+	// Backends without an FFT op (the pure-Go one) run the Toeplitz
+	// products densely below spectralMinLength and by block DFT, O(n^1.5)
+	// per channel, from there on (ToeplitzSpectral).
+	spectral := n >= spectralMinLength
 	toep := ToeplitzDense
-	if c.FFT {
+	switch {
+	case c.FFT:
 		toep = ToeplitzFFT
+	case spectral:
+		toep = func(x, coef *Node) *Node { return ToeplitzSpectral(x, coef, 0) }
 	}
 	switch c.Kind {
 	case KindTNN:
@@ -358,7 +426,7 @@ func (b *builder) tno(ctx *context.Context, v *Node) *Node {
 		}
 		vals := b.variable(ctx, "rpe", initializers.RandomNormalFn(ctx, 0.1), true, c.SKIGrid, e)
 		filt := b.variable(ctx, "filter", initializers.RandomNormalFn(ctx, 1/float64(c.SKIFilter)), true, c.SKIFilter, e)
-		return plan.SKI(v, vals, filt)
+		return plan.skiShifted(v, vals, filt)
 	case KindFDTNN:
 		in := FDInput(b.g, b.dtype, n)
 		if c.Causal {
@@ -366,17 +434,28 @@ func (b *builder) tno(ctx *context.Context, v *Node) *Node {
 			if c.FFT {
 				return FDCausalFFT(v, khat)
 			}
-			return ToeplitzDense(v, FDCausalCoefficients(khat))
+			return toep(v, FDCausalCoefficients(khat))
 		}
 		k := b.rpe(ctx.In("rpe"), 2*e).Apply(in)
 		re, im := SelectColumns(k, 0, e), SelectColumns(k, e, 2*e)
 		if c.FFT {
 			return FDBidirectionalFFT(v, re, im)
 		}
+		if spectral {
+			return FDBidirectionalSpectral(v, re, im, 0)
+		}
 		return ToeplitzDense(v, FDBidirectionalCoefficients(re, im))
 	}
 	panic(fmt.Sprintf("nn: %q has no token mixer", c.Kind))
 }
+
+// spectralMinLength is the sequence length from which the TNN kinds run
+// their Toeplitz products by block DFT on backends without an FFT op:
+// measured on the pure-Go backend (width 32, depth 2, batch 16), the dense
+// product is faster at n = 64 and 128 (7.5 and 3.0 steps/s against 6.3
+// and 2.5) and the block DFT from n = 256 (1.7 against 1.1 steps/s; at
+// n = 512, batch 8: 1.1 against 0.4).
+var spectralMinLength = 256
 
 // causalMask zeroes the coefficients of negative lags.
 func causalMask(n int) []float64 {
@@ -388,27 +467,50 @@ func causalMask(n int) []float64 {
 }
 
 // FixedVariable is a non-trainable random-feature variable of a model:
-// its scope and name, and the seed-derived value it must hold.
+// its scope and name, the seed-derived value it must hold, and whether a
+// redraw policy replaces it (attention projections) or not (SNNK towers).
 type FixedVariable struct {
 	Scope, Name string
 	Value       *tensors.Tensor
+	Redrawn     bool
 }
 
+// fixedNames are the names of the random-feature variables.
+var fixedNames = map[string]bool{"omega": true, "omega_trig": true, "tau": true, "tower": true}
+
+// IsFixedName reports whether a variable name is that of a random-feature
+// variable (FixedVariables), which parameter counts leave out.
+func IsFixedName(name string) bool { return fixedNames[name] }
+
 // FixedVariables returns the random features of the model for the given
-// seed and redraw count: the FAVOR+ projection of every attention layer
-// (drawn from seed, layer and redraw; see DrawFavorProjection) and the
-// SNNK adapter towers (from AdapterSeed and the adapter's position; never
-// redrawn). Scopes are those Logits creates under the root scope.
+// seed and redraw count: the FAVOR+ projection of every performer layer
+// (drawn from seed, layer and redraw; see DrawFavorProjection), the three
+// projections of every hrf layer (DrawHybridProjections with orthogonal
+// rows and independent base projections, hybrid.Angular's variant I) and
+// the SNNK adapter towers (from AdapterSeed and the adapter's position;
+// never redrawn). Scopes are those Logits creates under the root scope.
 func (c *ModelConfig) FixedVariables(seed uint64, redraw int) ([]FixedVariable, error) {
 	var out []FixedVariable
 	for i := 0; i < c.Depth; i++ {
 		block := fmt.Sprintf("/block_%d", i)
-		if c.Kind == KindPerformer {
+		switch c.Kind {
+		case KindPerformer:
 			om, err := DrawFavorProjection(c.Features, c.Width/c.Heads, mix(seed, uint64(i), uint64(redraw), 0x6661766f72))
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, FixedVariable{block + "/mix", "omega", f32Tensor(om, c.Features, c.Width/c.Heads)})
+			out = append(out, FixedVariable{block + "/mix", "omega", f32Tensor(om, c.Features, c.Width/c.Heads), true})
+		case KindHRF:
+			dh := c.Width / c.Heads
+			p, err := DrawHybridProjections(dh, hybrid.Options{M: c.HRFM, N: c.HRFN, Sampler: sampler.Orthogonal{},
+				Seed: mix(seed, uint64(i), uint64(redraw), 0x687266)})
+			if err != nil {
+				return nil, err
+			}
+			out = append(out,
+				FixedVariable{block + "/mix", "omega", f32Tensor(p.Pos, c.HRFM, dh), true},
+				FixedVariable{block + "/mix", "omega_trig", f32Tensor(p.Trig, c.HRFM, dh), true},
+				FixedVariable{block + "/mix", "tau", f32Tensor(p.Tau, c.HRFN, dh), true})
 		}
 		if c.Adapter == AdapterSNNK {
 			for j, sub := range []string{"/adapter_mix", "/adapter_ffn"} {
@@ -416,7 +518,7 @@ func (c *ModelConfig) FixedVariables(seed uint64, redraw int) ([]FixedVariable, 
 				if err != nil {
 					return nil, err
 				}
-				out = append(out, FixedVariable{block + sub, "tower", f32Tensor(g, c.AdapterSize, c.Width)})
+				out = append(out, FixedVariable{block + sub, "tower", f32Tensor(g, c.AdapterSize, c.Width), false})
 			}
 		}
 	}
@@ -443,4 +545,10 @@ func f32Tensor(v []float64, dims ...int) *tensors.Tensor {
 		f[i] = float32(x)
 	}
 	return tensors.FromFlatDataAndDimensions(f, dims...)
+}
+
+// unitRows scales every row of x (last axis) to norm r: r·x/√(‖x‖² +
+// 1e-12).
+func unitRows(x *Node, r float64) *Node {
+	return MulScalar(Div(x, Sqrt(AddScalar(ReduceAndKeep(Square(x), ReduceSum, -1), 1e-12))), r)
 }

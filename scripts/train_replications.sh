@@ -2,8 +2,10 @@
 # The training replications of issue 13, as kernelkit train commands.
 #
 #   listops  ListOps (LRA generator, lengths in (L/4, L)) with TNN, SKI-TNN,
-#            FD-TNN, a Performer and a softmax Transformer of equal width and
-#            depth: test accuracy and training steps per second.
+#            FD-TNN, a Performer, a softmax Transformer and an HRF Transformer
+#            (angular hybrid random features) of equal width and depth: test
+#            accuracy and training steps per second (MODELS="tnn hrf" runs a
+#            subset).
 #   adapters pre-train a Transformer on ListOps (task A), freeze it, and
 #            fine-tune on associative recall (task B) with bottleneck
 #            adapters against SNNK adapters (16 random features): accuracy
@@ -33,7 +35,7 @@ common=(--length "$L" --width "$WIDTH" --depth "$DEPTH" --batch "$BATCH" --lr "$
 [ -n "$BACKEND" ] && common+=(--backend "$BACKEND")
 case "$what" in
 listops)
-  for m in tnn ski-tnn fd-tnn performer transformer; do
+  for m in ${MODELS:-tnn ski-tnn fd-tnn performer transformer hrf}; do
     echo "== $m"
     /usr/bin/time -f "wall %e s" "$kk" train --task listops --model "$m" --steps "$STEPS" "${common[@]}" \
       --ski-rank 32 --ski-filter 16 --features 32 --redraw 100 \

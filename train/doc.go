@@ -13,8 +13,8 @@
 // softmax cross-entropy, mini-batches from an epoch-wise seeded shuffle.
 //
 // Reproducibility: the seed fixes the initialisation, the random features
-// (FAVOR+ projections, redrawn every Redraw steps from the seed and the
-// redraw count; SNNK towers) and the batch order; the backend executes the
+// (FAVOR+ and HRF projections, redrawn every Redraw steps from the seed and
+// the redraw count; SNNK towers) and the batch order; the backend executes the
 // ops of a graph one after another (nn.DefaultBackend), so the same seed
 // gives the same losses and weights bit for bit.
 //

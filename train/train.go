@@ -45,7 +45,8 @@ type Config struct {
 	// Seed seeds the initialisation, the random features and the order of
 	// the mini-batches.
 	Seed uint64
-	// Redraw redraws the FAVOR+ projections every Redraw steps (0: never).
+	// Redraw redraws the attention projections (FAVOR+, HRF) every Redraw
+	// steps (0: never).
 	Redraw int
 	// EvalEvery evaluates on the evaluation set every EvalEvery steps (0:
 	// only at the end).
@@ -425,14 +426,15 @@ func (t *Trainer) evalInto(res *Result, set []Example) error {
 	return nil
 }
 
-// redraw sets the FAVOR+ projections to their draw number k.
+// redraw sets the attention projections (FAVOR+, HRF) to their draw
+// number k.
 func (t *Trainer) redraw(k int) error {
 	fixed, err := t.cfg.Model.FixedVariables(t.cfg.Seed, k)
 	if err != nil {
 		return err
 	}
 	for _, f := range fixed {
-		if f.Name != "omega" {
+		if !f.Redrawn {
 			continue
 		}
 		v := t.ctx.GetVariableByScopeAndName(f.Scope, f.Name)
@@ -515,7 +517,7 @@ func (t *Trainer) Evaluate(set []Example) (acc, loss float64, err error) {
 // has been built (after the first step or evaluation).
 func (t *Trainer) Params() (trainable, model int) {
 	for v := range t.ctx.IterVariables() {
-		if !isModelScope(v.Scope()) || v.Name() == "omega" || v.Name() == "tower" {
+		if !isModelScope(v.Scope()) || nn.IsFixedName(v.Name()) {
 			continue
 		}
 		model += v.Shape().Size()

@@ -72,7 +72,7 @@ func TestShortRunLowersLoss(t *testing.T) {
 // none) and checks the losses are finite and near ln 10 at the start.
 func TestCausalKinds(t *testing.T) {
 	data := toyData(t, 32, 4)
-	for _, kind := range []string{nn.KindTNN, nn.KindFDTNN, nn.KindPerformer, nn.KindTransformer} {
+	for _, kind := range []string{nn.KindTNN, nn.KindFDTNN, nn.KindPerformer, nn.KindTransformer, nn.KindHRF} {
 		cfg := toyConfig(kind)
 		cfg.Model.Causal, cfg.Steps = true, 2
 		tr, err := New(cfg)
@@ -293,6 +293,9 @@ func TestConfigErrors(t *testing.T) {
 		"huge length":   func(c *Config) { c.Model.Length = 1 << 20 },
 		"grid even":     func(c *Config) { c.Model.Kind, c.Model.SKIGrid = nn.KindSKITNN, 8 },
 		"negative step": func(c *Config) { c.Steps = -1 },
+		"hrf m":         func(c *Config) { c.Model.Kind, c.Model.HRFM = nn.KindHRF, -1 },
+		"hrf n":         func(c *Config) { c.Model.Kind, c.Model.HRFN = nn.KindHRF, -2 },
+		"hrf chunk":     func(c *Config) { c.Model.Kind, c.Model.Causal, c.Model.Chunk = nn.KindHRF, true, 5 },
 	} {
 		cfg := toyConfig(nn.KindTNN)
 		mod(&cfg)
@@ -309,5 +312,63 @@ func TestConfigErrors(t *testing.T) {
 	}
 	if _, err := tr.Fit(context.Background(), []Example{{Tokens: []int32{1, 99}, Label: 1}}, nil); err == nil {
 		t.Error("Fit accepted a token outside the vocabulary")
+	}
+}
+
+// TestHRFRedraw trains the hrf model 3 steps with a redraw every 2 steps:
+// its three projections (positive and trigonometric bases, sgn features of
+// λ) then hold draw 1, not draw 0, of FixedVariables; they are not counted
+// as parameters, so the hrf model has exactly the Transformer's trainable
+// parameters.
+func TestHRFRedraw(t *testing.T) {
+	data := toyData(t, 32, 5)
+	cfg := toyConfig(nn.KindHRF)
+	cfg.Steps, cfg.Redraw = 3, 2
+	cfg.Model.HRFM, cfg.Model.HRFN = 3, 2
+	tr, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Fit(context.Background(), data, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Model.Defaults()
+	for k, wantEqual := range map[int]bool{0: false, 1: true} {
+		fixed, err := cfg.Model.FixedVariables(cfg.Seed, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fixed) != 3*cfg.Model.Depth {
+			t.Fatalf("%d fixed variables, want 3 per block", len(fixed))
+		}
+		for _, f := range fixed {
+			v := tr.ctx.GetVariableByScopeAndName(f.Scope, f.Name)
+			if v == nil {
+				t.Fatalf("no variable %s/%s", f.Scope, f.Name)
+			}
+			got := tensors.MustCopyFlatData[float32](v.MustValue())
+			want := tensors.MustCopyFlatData[float32](f.Value)
+			equal := len(got) == len(want)
+			for i := 0; equal && i < len(got); i++ {
+				equal = got[i] == want[i]
+			}
+			if equal != wantEqual {
+				t.Errorf("%s/%s after 3 steps with redraw every 2: equal to draw %d is %v, want %v", f.Scope, f.Name, k, equal, wantEqual)
+			}
+		}
+	}
+	rc := toyConfig(nn.KindTransformer)
+	rc.Steps = 1
+	ref, err := New(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ref.Fit(context.Background(), data[:16], nil); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := tr.Params()
+	b, _ := ref.Params()
+	if a != b || a == 0 {
+		t.Errorf("hrf has %d trainable parameters, the Transformer %d: want equal", a, b)
 	}
 }

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/kernelkit/kernelkit/internal/atomicfile"
 	"github.com/kernelkit/kernelkit/nn"
 	"github.com/kernelkit/kernelkit/report"
 	"github.com/kernelkit/kernelkit/tasks"
@@ -18,13 +22,14 @@ type trainOptions struct {
 	adapter string
 	plot    string
 	json    bool
+	cpuProf string
 }
 
 func newTrainCmd() *cobra.Command {
 	o := &trainOptions{}
 	cmd := &cobra.Command{
 		Use:   "train",
-		Short: "Train sequence classifiers: TNN, SKI-TNN, FD-TNN, Performer, Transformer (GoMLX)",
+		Short: "Train sequence classifiers: TNN, SKI-TNN, FD-TNN, Performer, Transformer, HRF (GoMLX)",
 		Long: "train trains a sequence classifier with GoMLX (pure-Go backend by default; --backend selects\n" +
 			"another GoMLX backend linked into the program) on a generated task or on LRA TSV files\n" +
 			"(header Source<TAB>Target, e.g. the released ListOps basic_train.tsv), and reports the test\n" +
@@ -45,7 +50,7 @@ func (o *trainOptions) bind(fl *pflag.FlagSet) {
 	j := &o.job
 	m := &j.Model
 	fl.StringVar(&j.Task, "task", train.TaskListOps, "generated task: listops or recall")
-	fl.StringVar(&m.Kind, "model", nn.KindTNN, "model: "+strings.Join(nn.Kinds, ", "))
+	fl.StringVar(&m.Kind, "model", nn.KindTNN, "model: "+strings.Join(nn.Kinds, ", ")+" (hrf: Transformer with angular hybrid random feature attention)")
 	fl.IntVar(&m.Length, "length", 256, "sequence length (longer sequences are truncated, shorter padded)")
 	fl.IntVar(&m.Width, "width", 32, "model width")
 	fl.IntVar(&m.Depth, "depth", 2, "number of blocks")
@@ -60,8 +65,11 @@ func (o *trainOptions) bind(fl *pflag.FlagSet) {
 	fl.IntVar(&m.SKIFilter, "ski-filter", 16, "SKI sparse filter width m")
 	fl.IntVar(&m.SKIGrid, "ski-grid", 33, "grid points of the SKI piecewise linear RPE (odd)")
 	fl.IntVar(&m.Features, "features", 32, "FAVOR+ random features per head")
-	fl.IntVar(&j.Redraw, "redraw", 0, "redraw the FAVOR+ features every this many steps (0: never)")
-	fl.IntVar(&m.Chunk, "chunk", 64, "chunk length of causal FAVOR+ attention")
+	fl.IntVar(&m.HRFM, "hrf-m", 0, "hrf: projections of each base estimator, positive and trigonometric (0: FLOP-matched to --features, hybrid.MatchFLOPs)")
+	fl.IntVar(&m.HRFN, "hrf-n", 0, "hrf: sgn projections of the angular λ (0: FLOP-matched); 4·m·(1+n) features per head")
+	floatVar(fl, &m.QKNorm, "qk-norm", 0, "attention kinds: L2-normalise queries and keys so that the logits are r²·cos θ (0: 1 for hrf, none otherwise; negative: none)")
+	fl.IntVar(&j.Redraw, "redraw", 0, "redraw the FAVOR+ / HRF features every this many steps (0: never)")
+	fl.IntVar(&m.Chunk, "chunk", 64, "chunk length of causal FAVOR+ and HRF attention")
 	fl.BoolVar(&m.Causal, "causal", false, "causal token mixing (not ski-tnn)")
 	fl.StringVar(&o.adapter, "adapter", "none", "adapters: none, bottleneck or snnk")
 	fl.IntVar(&m.AdapterSize, "adapter-size", 16, "bottleneck width or SNNK random features")
@@ -92,6 +100,7 @@ func (o *trainOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&j.Backend, "backend", "", "GoMLX backend configuration (default "+nn.DefaultBackend+")")
 	fl.StringVar(&o.plot, "plot", "", "PNG plot of the training loss (and of the evaluation accuracy, as NAME-acc.png, with --eval-every)")
 	fl.BoolVar(&o.json, "json", false, "print JSON")
+	fl.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 }
 
 func (o *trainOptions) run(cmd *cobra.Command) error {
@@ -105,8 +114,20 @@ func (o *trainOptions) run(cmd *cobra.Command) error {
 	}
 	update, finish := progress("train " + j.Model.Kind)
 	j.Progress = func(p train.Progress) { update(p.Step, p.Steps) }
+	var prof bytes.Buffer
+	if o.cpuProf != "" {
+		if err := pprof.StartCPUProfile(&prof); err != nil {
+			return err
+		}
+	}
 	rep, err := j.Run(cmd.Context())
 	finish()
+	if o.cpuProf != "" {
+		pprof.StopCPUProfile()
+		if perr := atomicfile.Write(o.cpuProf, func(w io.Writer) error { _, err := w.Write(prof.Bytes()); return err }); perr != nil && err == nil {
+			err = perr
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kernelkit/kernelkit/tasks"
+	"github.com/kernelkit/kernelkit/train"
 )
 
 // runTrain executes the train command (whether or not the root command
@@ -90,6 +91,47 @@ func TestTrainCommand(t *testing.T) {
 		{"--lr", "NaN"},
 	} {
 		if _, err := runTrain(t, append(append([]string(nil), base...), append(bad, "--steps", "1")...)...); err == nil {
+			t.Errorf("train %v succeeded", bad)
+		}
+	}
+}
+
+// TestTrainHRFCommand trains the hrf model (angular hybrid random feature
+// attention) with its feature counts as flags, recorded in the checkpoint,
+// writes a CPU profile (a gzip-compressed pprof file), and refuses
+// non-positive counts.
+func TestTrainHRFCommand(t *testing.T) {
+	dir := t.TempDir()
+	ck, prof := filepath.Join(dir, "hrf.ckpt"), filepath.Join(dir, "cpu.prof")
+	base := []string{"--task", "listops", "--model", "hrf", "--length", "16", "--width", "8", "--depth", "1",
+		"--n-train", "16", "--n-eval", "0", "--n-test", "8", "--batch", "8", "--warmup", "1", "--steps", "2"}
+	out, err := runTrain(t, append(base, "--hrf-m", "3", "--hrf-n", "2", "--redraw", "1", "--checkpoint", ck, "--cpuprofile", prof, "--json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Kind  string `json:"model"`
+		Steps int    `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Kind != "hrf" || rep.Steps != 2 {
+		t.Fatalf("report %+v (%v): %s", rep, err, out)
+	}
+	c, err := train.ReadCheckpoint(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Model.HRFM != 3 || c.Model.HRFN != 2 {
+		t.Errorf("checkpoint holds HRF counts m=%d, n=%d, want 3 and 2", c.Model.HRFM, c.Model.HRFN)
+	}
+	p, err := os.ReadFile(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p) < 2 || p[0] != 0x1f || p[1] != 0x8b {
+		t.Errorf("CPU profile of %d bytes is not gzip data", len(p))
+	}
+	for _, bad := range [][]string{{"--hrf-m", "-1"}, {"--hrf-n", "-3"}} {
+		if _, err := runTrain(t, append(append([]string(nil), base...), bad...)...); err == nil {
 			t.Errorf("train %v succeeded", bad)
 		}
 	}
