@@ -38,6 +38,13 @@
 // algorithm is tested against the dense forms on every backend, and with
 // the FFT op on XLA.
 //
+// Models (ModelConfig) of length n ≥ 256 take the Toeplitz products by a
+// DFT over blocks instead (ToeplitzSpectral, FDBidirectionalSpectral:
+// O(n^1.5) per channel, no n×n matrix; tested equal to the dense and
+// operator forms to 1e-12), and SKI's sparse convolution by shifted slices
+// (ski_fast.go); below 256 the dense forms are faster on the pure-Go
+// backend.
+//
 // TNN blocks (Fig. 3): x += GTU(norm(x)), x += GLU(norm(x)), with the
 // gated Toeplitz unit GTU(x) = (SiLU(xW_u) ⊙ TNO(SiLU(xW_v)))W_o and the
 // gated linear unit GLU(x) = (SiLU(xW₁) ⊙ xW₂)W₃; norm is the simple RMS
@@ -54,6 +61,20 @@
 // chunks. Numerical range: query features are divided by their row's
 // largest exp, key features by the sequence's largest; the factors cancel
 // and are constants to the gradient.
+//
+// # Hybrid random features attention (HRF paper)
+//
+// HybridAttention is linear attention on the hybrid estimator of the
+// softmax kernel, SM̂(q, k) = λ̂(q, k)·SM̂⁺(q, k) + (1 − λ̂(q, k))·SM̂ᵗʳⁱᵍ(q, k)
+// (Eq. 8 with the angular λ of Eq. 19 estimated by its own sign features),
+// the same estimator as hybrid.Angular (projections by
+// DrawHybridProjections with its sampler calls and seeds). The features
+// are never formed in full: the λ̂ features multiply the positive and
+// trigonometric ones inside the products, so the cost stays linear in L;
+// bidirectional and chunked causal forms, rows rescaled against overflow.
+// The trigonometric part makes the denominators small for inputs of large
+// norm, so models normalise q and k to norm r (QKNorm, default 1; the paper
+// does so in App. K).
 //
 // # SNNK (SNNK paper, Sikka et al.)
 //
@@ -72,5 +93,6 @@
 // faster on a 2048×64·64×64 layer. The pure-Go backend cannot
 // differentiate Slice (its VJP needs the Pad op), so slices on the
 // gradient path are gathers or 0/1 matrix products (SparseConv,
-// SelectColumns).
+// SelectColumns), or slices with a Pad-free gradient of their own
+// (toeplitz_spectral.go).
 package nn
