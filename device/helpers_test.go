@@ -12,6 +12,10 @@ import (
 // otherwise the GPU case is skipped with a message (scripts/gpu.sh runs
 // these tests on the GPU machine). KERNELKIT_TEST_DEVICE names another
 // device to add (a GoMLX backend configuration such as xla:cpu).
+// KERNELKIT_REQUIRE_DEVICE names a device that must open (scripts/gpu_run.sh
+// sets it to cuda where it found the plugin): then a failure to open it
+// fails the test instead of skipping its cases, so a broken GPU setup
+// cannot pass as "not tested here".
 func testDevices(t *testing.T) []*Device {
 	t.Helper()
 	g, err := Open(Go)
@@ -26,6 +30,9 @@ func testDevices(t *testing.T) []*Device {
 	for _, name := range names {
 		d, err := Open(name)
 		if err != nil {
+			if os.Getenv("KERNELKIT_REQUIRE_DEVICE") == name {
+				t.Fatalf("device %s is required (KERNELKIT_REQUIRE_DEVICE) but does not open: %v", name, err)
+			}
 			t.Logf("device %s not tested here: %v", name, err)
 			continue
 		}

@@ -65,6 +65,9 @@ else
   plugdir=$(mktemp -d)
   ln -s "$plugin" "$plugdir/pjrt_c_api_cuda_plugin.so"
   export PJRT_PLUGIN_LIBRARY_PATH=$plugdir
+  # With a plugin present the cuda cases must run: a device that does not
+  # open fails the tests instead of skipping them.
+  export KERNELKIT_REQUIRE_DEVICE=cuda
   # The Python environment holding the plugin, for its nvidia/*/lib.
   site=${plugin%%/jax_plugins/*}
   [ "$site" != "$plugin" ] || site=$(dirname "$(dirname "$plugin")")
@@ -179,7 +182,7 @@ case $phase in
     exit 2
     ;;
 esac
-if [ -n "${OUT:-}" ] && [ "$(cd "$OUT" && pwd)" != "$out" ]; then
+if [ -n "${OUT:-}" ] && mkdir -p "$OUT" && [ "$(cd "$OUT" && pwd)" != "$out" ]; then
   cp "$out"/* "$OUT"/
 fi
 exit $status
