@@ -55,25 +55,5 @@ func sparseConvShifted(x, filter *Node) *Node {
 // skiShifted is SKIPlan.SKI with the sparse convolution computed by
 // sparseConvShifted (no gather or scatter); equal to SKI to rounding.
 func (p *SKIPlan) skiShifted(x, values, filter *Node) *Node {
-	g := x.Graph()
-	dtype := x.DType()
-	n, d := x.Shape().Dim(1), x.Shape().Dim(2)
-	if n != p.N || values.Shape().Dim(0) != p.Grid || values.Shape().Dim(1) != d {
-		panic(fmt.Sprintf("nn: SKI plan for n=%d, grid=%d; inputs %s, values %s", p.N, p.Grid, x.Shape(), values.Shape()))
-	}
-	mask := make([]float64, p.Grid)
-	for i := range mask {
-		mask[i] = 1
-	}
-	mask[(p.Grid-1)/2] = 0
-	v := Mul(values, constant(g, dtype, mask, p.Grid, 1))
-	a := matMul(constant(g, dtype, p.M, 2*p.R-1, p.Grid), v) // (2R−1)×d
-	w := constant(g, dtype, p.W, p.N, p.R)
-	z := einsum("bnd,nr->brd", x, w)  // Wᵀx: B×R×d
-	az := ToeplitzDense(z, a)         // A(Wᵀx)
-	y := einsum("brd,nr->bnd", az, w) // W(AWᵀx)
-	if filter != nil {
-		y = Add(y, sparseConvShifted(x, filter))
-	}
-	return y
+	return p.ski(x, values, filter, sparseConvShifted)
 }

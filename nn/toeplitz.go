@@ -202,6 +202,11 @@ func NewSKIPlan(n, r, grid int, lambda float64) (*SKIPlan, error) {
 // none). W is applied as a dense N×R product (the paper's practical form,
 // Sec. 3.2.1). It panics on mismatched shapes.
 func (p *SKIPlan) SKI(x, values, filter *Node) *Node {
+	return p.ski(x, values, filter, SparseConv)
+}
+
+// ski is SKI with the sparse convolution computed by conv.
+func (p *SKIPlan) ski(x, values, filter *Node, conv func(x, filter *Node) *Node) *Node {
 	g := x.Graph()
 	dtype := x.DType()
 	n, d := x.Shape().Dim(1), x.Shape().Dim(2)
@@ -220,7 +225,7 @@ func (p *SKIPlan) SKI(x, values, filter *Node) *Node {
 	az := ToeplitzDense(z, a)         // A(Wᵀx)
 	y := einsum("brd,nr->bnd", az, w) // W(AWᵀx)
 	if filter != nil {
-		y = Add(y, SparseConv(x, filter))
+		y = Add(y, conv(x, filter))
 	}
 	return y
 }
