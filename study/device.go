@@ -330,7 +330,7 @@ func DeviceToeplitz(ctx context.Context, cfg DeviceToeplitzConfig, progress func
 		return nil, err
 	}
 	dev := cfg.Device
-	d, m := tc.Channels, tc.FilterWidth
+	d := tc.Channels
 	rpe, err := toeplitz.RandomPiecewiseLinear(33, d, tc.Seed)
 	if err != nil {
 		return nil, err
@@ -339,37 +339,15 @@ func DeviceToeplitz(ctx context.Context, cfg DeviceToeplitzConfig, progress func
 	if err != nil {
 		return nil, err
 	}
-	g := sampler.Gaussian{}
 	res := &DeviceToeplitzResult{Device: dev.String(), Setup: tc}
 	ns := toeplitzTimingLengths(tc.MaxN)
 	for i, n := range ns {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		x, err := g.Sample(n, d, tc.Seed+uint64(n))
+		x, filters, kernels, ts, err := toeplitzTimingInputs(tc, rpe, n)
 		if err != nil {
 			return nil, err
-		}
-		filters := make([][]float64, d)
-		kernels := make([]func(float64) float64, d)
-		ts := make([]*toeplitz.Toeplitz, d)
-		for l := 0; l < d; l++ {
-			if m > 0 {
-				f, err := g.Sample(1, m, tc.Seed+uint64(1000*l))
-				if err != nil {
-					return nil, err
-				}
-				filters[l] = f.RawRowView(0)
-			}
-			kernels[l] = rpe.Kernel(l, math.Pow(tc.Lambda, 512/float64(n)))
-			sp, err := toeplitz.SparseToeplitz(n, filters[l])
-			if err != nil {
-				return nil, err
-			}
-			k := kernels[l]
-			if ts[l], err = toeplitz.FromKernel(n, func(t int) float64 { return k(float64(t)) + sp.Coef(t) }); err != nil {
-				return nil, err
-			}
 		}
 		// Without the FFT op the device runs dense forms: only short
 		// sequences.

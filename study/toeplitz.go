@@ -283,7 +283,7 @@ func ToeplitzTiming(ctx context.Context, cfg ToeplitzTimingConfig, progress func
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	d, m := cfg.Channels, cfg.FilterWidth
+	d := cfg.Channels
 	rpe, err := toeplitz.RandomPiecewiseLinear(33, d, cfg.Seed)
 	if err != nil {
 		return nil, err
@@ -292,39 +292,15 @@ func ToeplitzTiming(ctx context.Context, cfg ToeplitzTimingConfig, progress func
 	if err != nil {
 		return nil, err
 	}
-	g := sampler.Gaussian{}
 	ns := toeplitzTimingLengths(cfg.MaxN)
 	var out []ToeplitzTimingRow
 	for i, n := range ns {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		x, err := g.Sample(n, d, cfg.Seed+uint64(n))
+		x, filters, kernels, ts, err := toeplitzTimingInputs(cfg, rpe, n)
 		if err != nil {
 			return nil, err
-		}
-		filters := make([][]float64, d)
-		kernels := make([]func(float64) float64, d)
-		ts := make([]*toeplitz.Toeplitz, d)
-		for l := 0; l < d; l++ {
-			if m > 0 {
-				f, err := g.Sample(1, m, cfg.Seed+uint64(1000*l))
-				if err != nil {
-					return nil, err
-				}
-				filters[l] = f.RawRowView(0)
-			}
-			kernels[l] = rpe.Kernel(l, math.Pow(cfg.Lambda, 512/float64(n)))
-			sp, err := toeplitz.SparseToeplitz(n, filters[l])
-			if err != nil {
-				return nil, err
-			}
-			k := kernels[l]
-			t, err := toeplitz.FromKernel(n, func(t int) float64 { return k(float64(t)) + sp.Coef(t) })
-			if err != nil {
-				return nil, err
-			}
-			ts[l] = t
 		}
 		p := ToeplitzTimingRow{N: n}
 		op, err := toeplitz.NewOperator(ts)
@@ -541,4 +517,40 @@ func (r *ToeplitzReport) Plot() *report.Plot {
 		p.Series = append(p.Series, s)
 	}
 	return p
+}
+
+// toeplitzTimingInputs draws the inputs of one length n of the Toeplitz
+// timing studies (ToeplitzTiming, DeviceToeplitz): a random n×d sequence,
+// per channel a random sparse filter of cfg.FilterWidth taps, the RPE
+// kernel with the warp λ^(512/n), and the Toeplitz matrices of kernel plus
+// filter.
+func toeplitzTimingInputs(cfg ToeplitzTimingConfig, rpe *toeplitz.PiecewiseLinear, n int) (*mat.Dense, [][]float64, []func(float64) float64, []*toeplitz.Toeplitz, error) {
+	g := sampler.Gaussian{}
+	d, m := cfg.Channels, cfg.FilterWidth
+	x, err := g.Sample(n, d, cfg.Seed+uint64(n))
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	filters := make([][]float64, d)
+	kernels := make([]func(float64) float64, d)
+	ts := make([]*toeplitz.Toeplitz, d)
+	for l := 0; l < d; l++ {
+		if m > 0 {
+			f, err := g.Sample(1, m, cfg.Seed+uint64(1000*l))
+			if err != nil {
+				return nil, nil, nil, nil, err
+			}
+			filters[l] = f.RawRowView(0)
+		}
+		kernels[l] = rpe.Kernel(l, math.Pow(cfg.Lambda, 512/float64(n)))
+		sp, err := toeplitz.SparseToeplitz(n, filters[l])
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		k := kernels[l]
+		if ts[l], err = toeplitz.FromKernel(n, func(t int) float64 { return k(float64(t)) + sp.Coef(t) }); err != nil {
+			return nil, nil, nil, nil, err
+		}
+	}
+	return x, filters, kernels, ts, nil
 }
