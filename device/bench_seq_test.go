@@ -31,30 +31,6 @@ import (
 // Toeplitz mixing the bytes it must move at least (the input read and the
 // output written once, in the device's float type).
 
-// seqBenchDevices returns the devices of the sequence benchmarks: the
-// pure-Go backend in float32, then CUDA and KERNELKIT_TEST_DEVICE where
-// they open, in their own float type.
-func seqBenchDevices(b *testing.B) []*Device {
-	g, err := Open(Go)
-	if err != nil {
-		b.Fatal(err)
-	}
-	devs := []*Device{g.WithFloat32()}
-	names := []string{CUDA}
-	if extra := os.Getenv("KERNELKIT_TEST_DEVICE"); extra != "" && extra != CUDA {
-		names = append(names, extra)
-	}
-	for _, name := range names {
-		d, err := Open(name)
-		if err != nil {
-			b.Logf("device %s not benchmarked here: %v", name, err)
-			continue
-		}
-		devs = append(devs, d)
-	}
-	return devs
-}
-
 // seqBenchLarge reports whether the large cases run on d.
 func seqBenchLarge(d *Device) bool {
 	return os.Getenv("KERNELKIT_BENCH_LARGE") == "1" && d.Name() != Go
@@ -131,7 +107,7 @@ func seqBenchRun(b *testing.B, run func() (*tensors.Tensor, error), perOp float6
 }
 
 func BenchmarkSeqAttention(b *testing.B) {
-	for _, dev := range seqBenchDevices(b) {
+	for _, dev := range benchDevices(b, false) {
 		cases := seqAttnSmall
 		if seqBenchLarge(dev) {
 			cases = append(cases[:len(cases):len(cases)], seqAttnLarge...)
@@ -203,7 +179,7 @@ var (
 )
 
 func BenchmarkSeqToeplitz(b *testing.B) {
-	for _, dev := range seqBenchDevices(b) {
+	for _, dev := range benchDevices(b, false) {
 		cases := seqToepSmall
 		if seqBenchLarge(dev) {
 			cases = append(cases[:len(cases):len(cases)], seqToepLarge...)

@@ -32,30 +32,6 @@ import (
 // Cholesky solve, D³/3), and for the map GB/s of the float32 rows read and
 // features written (its memory-bound limit).
 
-// mapsBenchDevices returns the benchmark devices: the pure-Go backend in
-// float32, then CUDA and KERNELKIT_TEST_DEVICE where they open (in
-// float32).
-func mapsBenchDevices(b *testing.B) []*Device {
-	g, err := Open(Go)
-	if err != nil {
-		b.Fatal(err)
-	}
-	devs := []*Device{g.WithFloat32()}
-	names := []string{CUDA}
-	if extra := os.Getenv("KERNELKIT_TEST_DEVICE"); extra != "" && extra != CUDA {
-		names = append(names, extra)
-	}
-	for _, name := range names {
-		d, err := Open(name)
-		if err != nil {
-			b.Logf("device %s not benchmarked here: %v", name, err)
-			continue
-		}
-		devs = append(devs, d.WithFloat32())
-	}
-	return devs
-}
-
 // mapsBenchLarge reports whether the large sizes run on d.
 func mapsBenchLarge(d *Device) bool {
 	return os.Getenv("KERNELKIT_BENCH_LARGE") == "1" && d.Name() != Go
@@ -111,7 +87,7 @@ func BenchmarkMapPositive(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, dev := range mapsBenchDevices(b) {
+	for _, dev := range benchDevices(b, true) {
 		n := 4096
 		if mapsBenchLarge(dev) {
 			n = 1 << 20
@@ -171,7 +147,7 @@ func ridgeBenchSizes(dev *Device) (n, d, D, batch int) {
 // ZᵀZ, ZᵀY and Σz batch by batch, one target column) from host float64
 // rows to host float64 statistics.
 func BenchmarkRidgeStats(b *testing.B) {
-	for _, dev := range mapsBenchDevices(b) {
+	for _, dev := range benchDevices(b, true) {
 		n, d, D, batch := ridgeBenchSizes(dev)
 		mp, err := features.New(features.Config{Kernel: "rbf", Gamma: 1 / float64(d), Features: D, Seed: 1}, d)
 		if err != nil {
@@ -200,7 +176,7 @@ func BenchmarkRidgeStats(b *testing.B) {
 // device statistics and the host's Cholesky solve (issue 18's "RFF ridge
 // fit"), from host float64 rows.
 func BenchmarkRidgeFit(b *testing.B) {
-	for _, dev := range mapsBenchDevices(b) {
+	for _, dev := range benchDevices(b, true) {
 		n, d, D, batch := ridgeBenchSizes(dev)
 		x := benchRows(n, d, 1)
 		yv := make([]float64, n)

@@ -59,3 +59,30 @@ func tolerance(d *Device, f64 float64) float64 {
 		return 1e-5
 	}
 }
+
+// benchDevices returns the devices of the benchmarks: the pure-Go backend
+// in float32, then CUDA and KERNELKIT_TEST_DEVICE where they open, in
+// float32 when f32 is set, else in their own float type.
+func benchDevices(b *testing.B, f32 bool) []*Device {
+	g, err := Open(Go)
+	if err != nil {
+		b.Fatal(err)
+	}
+	devs := []*Device{g.WithFloat32()}
+	names := []string{CUDA}
+	if extra := os.Getenv("KERNELKIT_TEST_DEVICE"); extra != "" && extra != CUDA {
+		names = append(names, extra)
+	}
+	for _, name := range names {
+		d, err := Open(name)
+		if err != nil {
+			b.Logf("device %s not benchmarked here: %v", name, err)
+			continue
+		}
+		if f32 {
+			d = d.WithFloat32()
+		}
+		devs = append(devs, d)
+	}
+	return devs
+}
