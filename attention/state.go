@@ -314,7 +314,9 @@ func normalise(f dense[float64]) []float64 {
 		row := f.row(i)
 		var mx float64
 		for _, x := range row {
-			mx = math.Max(mx, math.Abs(x))
+			if a := math.Abs(x); a > mx || a != a { // NaN propagates, as math.Max would
+				mx = a
+			}
 		}
 		ls[i] = math.Log(mx)
 		if mx > 0 {

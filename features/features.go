@@ -610,7 +610,9 @@ func (mp *Map) chunk(sc *scratch, dst, x *mat.Dense, lo, hi int, logScale []floa
 					if mp.kind == kindHyperbolic {
 						v = math.Abs(v)
 					}
-					mx = math.Max(mx, v)
+					if v > mx { // the projections are finite: inputs are checked
+						mx = v
+					}
 				}
 				logScale[lo+i] = off + mx
 				off = -mx
