@@ -25,6 +25,9 @@ type FitConfig struct {
 	// selection, standardisation. Its Progress is replaced by Fit's
 	// progress argument.
 	Model model.Options
+	// Device describes the execution device of Model.Accumulator, if any
+	// (reported in the result; "" for kernelkit's CPU path).
+	Device string
 	// Train is the training set held in memory.
 	Train *data.Dataset
 	// Stream, used when Train is nil, opens passes over training rows
@@ -89,6 +92,7 @@ type FitResult struct {
 	GramRows      int      `json:"gram_rows"`
 	Seconds       float64  `json:"seconds"`
 	Backend       string   `json:"backend"`
+	Device        string   `json:"device,omitempty"`
 }
 
 // Fit fits a model (model.Fit, or model.FitStream for streamed rows) and
@@ -156,7 +160,7 @@ func Fit(ctx context.Context, cfg FitConfig, progress func(done, total int)) (*F
 		return nil, nil, err
 	}
 	r := &FitResult{Lambda: m.Linear.Lambda, Task: string(m.Task), TrainRows: m.TrainRows,
-		Seconds: time.Since(start).Seconds(), Backend: backend.Name()}
+		Seconds: time.Since(start).Seconds(), Backend: backend.Name(), Device: cfg.Device}
 	if mp, ok := m.Map.(*features.Map); ok {
 		s := mp.Spec()
 		r.Kernel, r.Form, r.Sampler, r.Features, r.Gamma = s.Kernel, s.Form, s.Sampler, s.Features, s.Gamma
@@ -300,12 +304,16 @@ func sampleStream(open model.Opener, size, chunk int, seed uint64, standardize b
 // error and time.
 func (r *FitResult) Text() string {
 	var b strings.Builder
+	where := "backend " + r.Backend
+	if r.Device != "" {
+		where = "device " + r.Device + ", host " + where
+	}
 	if r.Map != "" {
-		fmt.Fprintf(&b, "map %s, D=%d, λ=%g, %d training rows, backend %s\n",
-			r.Map, r.Features, r.Lambda, r.TrainRows, r.Backend)
+		fmt.Fprintf(&b, "map %s, D=%d, λ=%g, %d training rows, %s\n",
+			r.Map, r.Features, r.Lambda, r.TrainRows, where)
 	} else {
-		fmt.Fprintf(&b, "kernel %s/%s, sampler %s, D=%d, λ=%g, %d training rows, backend %s\n",
-			r.Kernel, r.Form, r.Sampler, r.Features, r.Lambda, r.TrainRows, r.Backend)
+		fmt.Fprintf(&b, "kernel %s/%s, sampler %s, D=%d, λ=%g, %d training rows, %s\n",
+			r.Kernel, r.Form, r.Sampler, r.Features, r.Lambda, r.TrainRows, where)
 	}
 	if r.TestAccuracy != nil {
 		fmt.Fprintf(&b, "test accuracy   %.4f (%d rows)\n", *r.TestAccuracy, r.TestRows)

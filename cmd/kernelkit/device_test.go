@@ -77,10 +77,14 @@ func TestDeviceFit(t *testing.T) {
 			t.Fatalf("fit %v: %v", extra, err)
 		}
 		var r struct {
-			Acc float64 `json:"test_accuracy"`
+			Acc    float64 `json:"test_accuracy"`
+			Device string  `json:"device"`
 		}
 		if err := json.Unmarshal([]byte(out), &r); err != nil {
 			t.Fatal(err)
+		}
+		if onDevice := slices.Contains(extra, "--device"); onDevice != strings.HasPrefix(r.Device, "go (") {
+			t.Errorf("fit %v reports device %q", extra, r.Device)
 		}
 		return r.Acc, modelWeights(t, mpath)
 	}

@@ -262,6 +262,7 @@ func (o *fitOptions) run(cmd *cobra.Command) error {
 			return err
 		}
 		cfg.Model.Accumulator = dev.Accumulator(device.RidgeOptions{})
+		cfg.Device = dev.String()
 	}
 	label := o.label
 	if o.stream {
