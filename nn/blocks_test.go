@@ -117,21 +117,7 @@ func TestGTUAndGLU(t *testing.T) {
 		return GTU(in[0], GTUParams{in[1], in[2], in[3], in[4], in[5], in[6]}, func(v *Node) *Node { return ToeplitzDense(v, in[7]) })
 	}
 	args := append(append([]arr{x}, p...), coef)
-	ts := make([]*toeplitz.Toeplitz, e)
-	for l := range ts {
-		c := make([]float64, 2*n-1)
-		for k := range c {
-			c[k] = coef.data[k*e+l]
-		}
-		var err error
-		if ts[l], err = toeplitz.New(c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	op, err := toeplitz.NewOperator(ts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	op := toeplitzOp(t, coef)
 	var want []float64
 	for i := 0; i < b; i++ {
 		xi := x.data[i*n*d : (i+1)*n*d]

@@ -12,15 +12,14 @@ import (
 	"github.com/kernelkit/kernelkit/toeplitz"
 )
 
-// toeplitzRef applies kernelkit's toeplitz.Operator (one Toeplitz matrix
-// per channel, coefficients coef ((2n−1)×d)) to every sequence of x
-// (B×n×d).
-func toeplitzRef(t *testing.T, x, coef arr) []float64 {
+// toeplitzOp returns kernelkit's toeplitz.Operator of the coefficients
+// coef ((2n−1)×d, row k+n−1 holding t_k of every channel).
+func toeplitzOp(t *testing.T, coef arr) *toeplitz.Operator {
 	t.Helper()
-	b, n, d := x.dims[0], x.dims[1], x.dims[2]
+	n2, d := coef.dims[0], coef.dims[1]
 	ts := make([]*toeplitz.Toeplitz, d)
 	for l := range ts {
-		c := make([]float64, 2*n-1)
+		c := make([]float64, n2)
 		for k := range c {
 			c[k] = coef.data[k*d+l]
 		}
@@ -33,6 +32,16 @@ func toeplitzRef(t *testing.T, x, coef arr) []float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return op
+}
+
+// toeplitzRef applies kernelkit's toeplitz.Operator (one Toeplitz matrix
+// per channel, coefficients coef ((2n−1)×d)) to every sequence of x
+// (B×n×d).
+func toeplitzRef(t *testing.T, x, coef arr) []float64 {
+	t.Helper()
+	b, n, d := x.dims[0], x.dims[1], x.dims[2]
+	op := toeplitzOp(t, coef)
 	var out []float64
 	for i := 0; i < b; i++ {
 		y, err := op.Apply(mat.NewDense(n, d, append([]float64(nil), x.data[i*n*d:(i+1)*n*d]...)))

@@ -107,21 +107,7 @@ func TestToeplitzDenseMatchesOperator(t *testing.T) {
 	x := randArr(1, 1, b, n, d)
 	coef := randArr(2, 1, 2*n-1, d)
 	got := eval1(t, func(in []*Node) *Node { return ToeplitzDense(in[0], in[1]) }, x, coef)
-	ts := make([]*toeplitz.Toeplitz, d)
-	for l := range ts {
-		c := make([]float64, 2*n-1)
-		for k := range c {
-			c[k] = coef.data[k*d+l]
-		}
-		var err error
-		if ts[l], err = toeplitz.New(c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	op, err := toeplitz.NewOperator(ts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	op := toeplitzOp(t, coef)
 	assertClose(t, "dense Toeplitz", got, refApply(t, x, op.Apply), 1e-12)
 	checkGradient(t, "ToeplitzDense", func(in []*Node) *Node { return ToeplitzDense(in[0], in[1]) }, x, coef)
 }
