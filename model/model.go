@@ -164,6 +164,9 @@ type NewStatsAccumulator func(t features.Transformer, k, folds int) (StatsAccumu
 // CPU accumulator for batches of at most maxRows rows.
 func (opt Options) newStats(t features.Transformer, k, folds, maxRows int) (StatsAccumulator, error) {
 	if opt.Accumulator != nil {
+		if err := checkStatsMemory(1, folds, t.Dim(), k); err != nil {
+			return nil, err
+		}
 		return opt.Accumulator(t, k, folds)
 	}
 	return newAccumulator(t, k, folds, opt.ChunkRows, maxRows, opt.Float32)
@@ -508,12 +511,54 @@ func newAccumulator(t features.Transformer, k, folds, chunk, maxRows int, f32 bo
 	if _, err := limits.Matrix("model: ridge statistics", dim, dim); err != nil {
 		return nil, err
 	}
+	if err := checkStatsMemory(statLanes, folds, dim, k); err != nil {
+		return nil, err
+	}
 	a := &accumulator{t: t, k: k, folds: folds, chunk: chunk, f32: f32, bufRows: rows, dim: dim}
 	for l := range a.lanes {
 		a.lanes[l] = &lane{stats: statsSet(folds, dim, k)}
 	}
 	return a, nil
 }
+
+// checkStatsMemory returns an error, stating the memory they would need,
+// when sets sets of per-fold statistics (linear.NewStats: D² + D·K + D +
+// 2K values each) of folds folds, dim features and k targets would hold
+// more than maxStatsValues values (limits.MaxElements, 8 GiB) in all. It
+// runs before they are allocated, so that a fold count out of proportion
+// (k-fold with a million folds) fails at once instead of exhausting
+// memory.
+func checkStatsMemory(sets, folds, dim, k int) error {
+	each, err := statsValues(dim, k)
+	if err == nil {
+		var n int
+		if n, err = limits.Mul(sets, folds); err == nil {
+			if n, err = limits.Mul(n, each); err == nil && n <= maxStatsValues {
+				return nil
+			}
+		}
+	}
+	need := float64(sets) * float64(folds) * (float64(dim)*float64(dim+k+1) + 2*float64(k)) * 8
+	return fmt.Errorf("model: the ridge statistics of %d folds (D = %d features, %d target columns, %d copies of each fold) would need %s (limit %s); use fewer folds or features",
+		folds, dim, k, sets, limits.Bytes(need), limits.Bytes(float64(maxStatsValues)*8))
+}
+
+// statsValues returns the number of float64 values of one linear.Stats of
+// dim features and k targets.
+func statsValues(dim, k int) (int, error) {
+	n, err := limits.Mul(dim, dim+k+1)
+	if err != nil {
+		return 0, err
+	}
+	if n > math.MaxInt-2*k { // k ≤ dim·(dim+k+1), so 2k does not overflow
+		return 0, errors.New("size overflows")
+	}
+	return n + 2*k, nil
+}
+
+// maxStatsValues is the most float64 values that the per-fold statistics
+// of a fit may hold in all (limits.MaxElements); tests lower it.
+var maxStatsValues = limits.MaxElements
 
 // statsSet returns empty statistics for each of folds folds.
 func statsSet(folds, dim, k int) []*linear.Stats {

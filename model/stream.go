@@ -88,6 +88,7 @@ func FitStream(ctx context.Context, opt Options, open Opener, names []string) (*
 	rows, d, k := 0, 0, 1
 	var two []float64 // the first label and the first one unlike it
 	var counts []int  // rows per class
+	var pos []bool    // the class has a row of positive sample weight
 	outputs := 0      // target columns: 1, or those of data.Batch.Targets
 	weighted := false // the batches have weights
 	var positive bool // some weight is positive
@@ -119,11 +120,15 @@ func FitStream(ctx context.Context, opt Options, open Opener, names []string) (*
 			positive = positive || positiveTotal(b.Weights) == nil
 		}
 		if opt.Task == Classification {
-			for _, v := range b.Y {
+			for i, v := range b.Y {
 				if v < 0 || v != math.Trunc(v) || v > 1e6 {
 					return fmt.Errorf("model: label %v is not a class index", v)
 				}
 				k = max(k, int(v)+1)
+				for len(pos) <= int(v) {
+					pos = append(pos, false)
+				}
+				pos[int(v)] = pos[int(v)] || !weighted || b.Weights[i] > 0
 				if len(two) == 0 || (len(two) == 1 && v != two[0]) {
 					two = append(two, v)
 				}
@@ -150,6 +155,9 @@ func FitStream(ctx context.Context, opt Options, open Opener, names []string) (*
 	if weighted && !positive {
 		return nil, errors.New("model: every row has weight zero")
 	}
+	if folds > rows {
+		return nil, fmt.Errorf("model: k-fold needs folds ≤ rows, got %d folds for %d rows", folds, rows)
+	}
 	m := &Model{Task: opt.Task, Columns: names, TrainRows: rows}
 	var cw []float64
 	switch opt.Task {
@@ -163,6 +171,9 @@ func FitStream(ctx context.Context, opt Options, open Opener, names []string) (*
 		m.Classes = k
 		counts = append(counts, make([]int, k-len(counts))...)
 		if cw, err = opt.classWeightVector(counts); err != nil {
+			return nil, err
+		}
+		if err := positiveClasses(pos, cw); err != nil {
 			return nil, err
 		}
 	case Regression:

@@ -151,6 +151,15 @@ func (opt Options) fitWeights(train *data.Dataset, labels []int, k int) (sample,
 		if err := positiveTotal(rows); err != nil {
 			return nil, nil, err
 		}
+		if labels != nil {
+			pos := make([]bool, k)
+			for i, l := range labels {
+				pos[l] = pos[l] || rows[i] > 0
+			}
+			if err := positiveClasses(pos, nil); err != nil {
+				return nil, nil, err
+			}
+		}
 		if opt.Accumulator != nil {
 			return nil, nil, errAccumulatorWeights
 		}
@@ -185,6 +194,31 @@ func combineWeights(sample []float64, labels []int, cw []float64) []float64 {
 		}
 	}
 	return w
+}
+
+// positiveClasses returns an error unless at least two classes have a row
+// of positive weight: pos[c] reports whether class c has a row of positive
+// sample weight, and cw, if not nil, are the class weights. A fit in which
+// one class alone weighs anything has, like a training set of one label,
+// nothing to separate: its model would predict that class whatever the
+// input.
+func positiveClasses(pos []bool, cw []float64) error {
+	first, n := -1, 0
+	for c, p := range pos {
+		if p && (cw == nil || cw[c] > 0) {
+			if first < 0 {
+				first = c
+			}
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return errors.New("model: every row has weight zero")
+	case 1:
+		return fmt.Errorf("model: only class %d has rows of positive weight (sample times class weight); classification needs rows of positive weight in at least 2 classes", first)
+	}
+	return nil
 }
 
 // positiveTotal returns an error when the weights add up to zero.
