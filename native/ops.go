@@ -1,0 +1,253 @@
+package native
+
+import (
+	"math"
+
+	"github.com/kernelkit/kernelkit/internal/parallel"
+)
+
+// Layer is the contract of the engine's layers: Forward maps x (B·L rows
+// of the layer's input width, row-major) to the layer's output, kept in a
+// buffer the layer owns and reuses (valid until the next Forward); Backward
+// takes the gradient of the loss with respect to that output and returns
+// the gradient with respect to x (also layer-owned), accumulating the
+// gradients of the layer's parameters into their Grad slices; Params lists
+// those parameters. Backward must follow the Forward whose input it
+// differentiates.
+type Layer[T Float] interface {
+	Forward(x []T, B, L int) []T
+	Backward(dy []T) []T
+	Params() []*Param[T]
+}
+
+// rowChunk and colChunk are the fixed chunk sizes in which products and
+// element-wise loops are split over the cores: fixed, so that every
+// element is computed by the same sequence of operations whatever the
+// number of cores.
+const (
+	rowChunk = 256
+	colChunk = 32
+)
+
+// grow returns buf resized to n elements, reallocating only when its
+// capacity is too small (work buffers are reused across steps).
+func grow[T any](buf []T, n int) []T {
+	if cap(buf) < n {
+		return make([]T, n)
+	}
+	return buf[:n]
+}
+
+// gemmRows is gemm with the m rows of op(A) and C split into fixed chunks
+// run on all cores.
+func gemmRows[T Float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if m*n*k < 1<<16 {
+		gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	parallel.Chunks(m, rowChunk, func(_, lo, hi int) {
+		off := lo * lda
+		if tA {
+			off = lo
+		}
+		gemm(tA, tB, hi-lo, n, k, alpha, a[off:], lda, b, ldb, beta, c[lo*ldc:], ldc)
+	})
+}
+
+// gemmCols is gemm with the n columns of op(B) and C split into fixed
+// chunks run on all cores: the form for parameter gradients AᵀB, whose
+// long contraction over the rows stays inside one call.
+func gemmCols[T Float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if m*n*k < 1<<16 {
+		gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	parallel.Chunks(n, colChunk, func(_, lo, hi int) {
+		off := lo
+		if tB {
+			off = lo * ldb
+		}
+		gemm(tA, tB, m, hi-lo, k, alpha, a, lda, b[off:], ldb, beta, c[lo:], ldc)
+	})
+}
+
+// forRows calls fn on fixed chunks of [0, n) on all cores.
+func forRows(n int, fn func(lo, hi int)) {
+	parallel.Chunks(n, rowChunk, func(_, lo, hi int) { fn(lo, hi) })
+}
+
+// sigmoid is the logistic function 1/(1 + e^(−x)).
+func sigmoid[T Float](x T) T {
+	return T(1 / (1 + math.Exp(-float64(x))))
+}
+
+// linear is an affine map y = xW + b on rows (W in×out, b out entries or
+// nil), with its backward pass.
+type linear[T Float] struct {
+	w, b    *Param[T]
+	in, out int
+	x       []T // the input of the last Forward
+	rows    int
+	y, dx   []T
+}
+
+func newLinear[T Float](scope, wName, bName string, in, out int, trainable bool) *linear[T] {
+	l := &linear[T]{w: newParam[T](scope, wName, trainable, in, out), in: in, out: out}
+	if bName != "" {
+		l.b = newParam[T](scope, bName, trainable, out)
+	}
+	return l
+}
+
+func (l *linear[T]) params() []*Param[T] {
+	if l.b == nil {
+		return []*Param[T]{l.w}
+	}
+	return []*Param[T]{l.w, l.b}
+}
+
+// forward returns xW + b for rows rows of x.
+func (l *linear[T]) forward(x []T, rows int) []T {
+	l.x, l.rows = x, rows
+	l.y = grow(l.y, rows*l.out)
+	var beta T
+	if l.b != nil {
+		forRows(rows, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				copy(l.y[r*l.out:(r+1)*l.out], l.b.Value)
+			}
+		})
+		beta = 1
+	}
+	gemmRows(false, false, rows, l.out, l.in, 1, x, l.in, l.w.Value, l.out, beta, l.y, l.out)
+	return l.y
+}
+
+// backward accumulates ∂W = xᵀ·dy and ∂b = Σ dy and returns dx = dy·Wᵀ.
+func (l *linear[T]) backward(dy []T) []T {
+	if l.w.Trainable {
+		gemmCols(true, false, l.in, l.out, l.rows, 1, l.x, l.in, dy, l.out, 1, l.w.Grad, l.out)
+	}
+	if l.b != nil && l.b.Trainable {
+		colSums(dy, l.rows, l.out, l.b.Grad)
+	}
+	l.dx = grow(l.dx, l.rows*l.in)
+	gemmRows(false, true, l.rows, l.in, l.out, 1, dy, l.out, l.w.Value, l.out, 0, l.dx, l.in)
+	return l.dx
+}
+
+// colSums adds the column sums of a (rows×cols) to dst, split over
+// columns (each sum runs over the rows in order).
+func colSums[T Float](a []T, rows, cols int, dst []T) {
+	parallel.Chunks(cols, colChunk, func(_, lo, hi int) {
+		for r := 0; r < rows; r++ {
+			row := a[r*cols:]
+			for j := lo; j < hi; j++ {
+				dst[j] += row[j]
+			}
+		}
+	})
+}
+
+// rmsEps is nn.RMSNorm's ε.
+const rmsEps = 1e-6
+
+// rmsNorm is nn.RMSNorm, y = x/√(mean(x²) + ε) on rows, with its backward
+// pass.
+type rmsNorm[T Float] struct {
+	x        []T
+	r        []T // 1/√(mean(x²) + ε) per row
+	y, dx    []T
+	rows, cs int
+}
+
+func (n *rmsNorm[T]) forward(x []T, rows, cols int) []T {
+	n.x, n.rows, n.cs = x, rows, cols
+	n.r = grow(n.r, rows)
+	n.y = grow(n.y, rows*cols)
+	forRows(rows, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := x[i*cols : (i+1)*cols]
+			var s T
+			for _, v := range row {
+				s += v * v
+			}
+			r := T(1 / math.Sqrt(float64(s/T(cols))+rmsEps))
+			n.r[i] = r
+			out := n.y[i*cols : (i+1)*cols]
+			for j, v := range row {
+				out[j] = v * r
+			}
+		}
+	})
+	return n.y
+}
+
+// backward returns dx = r·dy − r³·x·(dy·x)/D.
+func (n *rmsNorm[T]) backward(dy []T) []T {
+	cols := n.cs
+	n.dx = grow(n.dx, n.rows*cols)
+	forRows(n.rows, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			x := n.x[i*cols : (i+1)*cols]
+			g := dy[i*cols : (i+1)*cols]
+			var s T
+			for j, v := range x {
+				s += v * g[j]
+			}
+			r := n.r[i]
+			c := r * r * r * s / T(cols)
+			out := n.dx[i*cols : (i+1)*cols]
+			for j, v := range x {
+				out[j] = r*g[j] - c*v
+			}
+		}
+	})
+	return n.dx
+}
+
+// activation is an element-wise non-linearity with its derivative.
+type activation[T Float] struct {
+	f  func(x T) T
+	df func(x T) T
+}
+
+func siluAct[T Float]() activation[T] {
+	return activation[T]{
+		f: func(x T) T { return x * sigmoid(x) },
+		df: func(x T) T {
+			s := sigmoid(x)
+			return s * (1 + x*(1-s))
+		},
+	}
+}
+
+// activationByName returns the activation of nn.ActivationByName: relu,
+// gelu (exact, by erf) or silu.
+func activationByName[T Float](name string) (activation[T], bool) {
+	switch name {
+	case "relu":
+		return activation[T]{
+			f: func(x T) T { return max(x, 0) },
+			df: func(x T) T {
+				if x > 0 {
+					return 1
+				}
+				return 0
+			},
+		}, true
+	case "gelu":
+		return activation[T]{
+			f: func(x T) T { return T(geluF(float64(x))) },
+			df: func(x T) T {
+				v := float64(x)
+				return T(0.5*(1+math.Erf(v/math.Sqrt2)) + v*math.Exp(-v*v/2)/math.Sqrt(2*math.Pi))
+			},
+		}, true
+	case "silu", "swish":
+		return siluAct[T](), true
+	}
+	return activation[T]{}, false
+}
+
+func geluF(x float64) float64 { return x * (math.Erf(x/math.Sqrt2) + 1) * 0.5 }

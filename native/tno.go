@@ -1,0 +1,386 @@
+package native
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/kernelkit/kernelkit/internal/parallel"
+	"github.com/kernelkit/kernelkit/nn"
+)
+
+// mlp is the RPE multilayer perceptron of tnn and fd-tnn (nn.MLP): layers
+// of linear maps with the activation between them, not after the last.
+type mlp[T Float] struct {
+	layers []*linear[T]
+	act    activation[T]
+	acts   [][]T // activations after each hidden layer
+	g      []T
+	rows   int
+}
+
+// newRPE builds the MLP 1 → RPEHidden (× RPELayers) → out of nn's
+// builder.rpe under scope, weights "w<l>" and biases "b<l>".
+func newRPE[T Float](cfg *nn.ModelConfig, scope string, out int, trainable bool) (*mlp[T], error) {
+	act, ok := activationByName[T](cfg.RPEAct)
+	if !ok {
+		return nil, fmt.Errorf("native: unknown RPE activation %q", cfg.RPEAct)
+	}
+	m := &mlp[T]{act: act}
+	in := 1
+	for l := 0; l <= cfg.RPELayers; l++ {
+		o := out
+		if l < cfg.RPELayers {
+			o = cfg.RPEHidden
+		}
+		m.layers = append(m.layers, newLinear[T](scope, fmt.Sprintf("w%d", l), fmt.Sprintf("b%d", l), in, o, trainable))
+		in = o
+	}
+	m.acts = make([][]T, len(m.layers)-1)
+	return m, nil
+}
+
+func (m *mlp[T]) params() []*Param[T] {
+	var ps []*Param[T]
+	for _, l := range m.layers {
+		ps = append(ps, l.params()...)
+	}
+	return ps
+}
+
+func (m *mlp[T]) forward(x []T, rows int) []T {
+	m.rows = rows
+	h := x
+	for l, lin := range m.layers {
+		z := lin.forward(h, rows)
+		if l+1 == len(m.layers) {
+			return z
+		}
+		m.acts[l] = grow(m.acts[l], len(z))
+		for i, v := range z {
+			m.acts[l][i] = m.act.f(v)
+		}
+		h = m.acts[l]
+	}
+	return h
+}
+
+// backward accumulates the parameter gradients for the output gradient dy.
+func (m *mlp[T]) backward(dy []T) {
+	g := dy
+	for l := len(m.layers) - 1; l >= 0; l-- {
+		g = m.layers[l].backward(g)
+		if l > 0 {
+			z := m.layers[l-1].y
+			m.g = grow(m.g, len(g))
+			for i, v := range g {
+				m.g[i] = v * m.act.df(z[i])
+			}
+			g = m.g
+		}
+	}
+}
+
+// tnnTNO is the token mixer of tnn: coefficients t_k = λ^|k|·RPE(k/n)
+// (nn.TNNCoefficients; zero at negative lags when causal) applied by FFT.
+type tnnTNO[T Float] struct {
+	n, e  int
+	rpe   *mlp[T]
+	pos   []T // k/n, k = −(n−1)…n−1
+	decay []T // λ^|k| (times the causal mask)
+	coef  []T
+	toep  *toeplitzFFT[T]
+}
+
+func newTNNTNO[T Float](cfg *nn.ModelConfig, scope string, e int, trainable bool) (*tnnTNO[T], error) {
+	n := cfg.Length
+	rpe, err := newRPE[T](cfg, scope+"/rpe", e, trainable)
+	if err != nil {
+		return nil, err
+	}
+	t := &tnnTNO[T]{n: n, e: e, rpe: rpe, pos: make([]T, 2*n-1), decay: make([]T, 2*n-1),
+		coef: make([]T, (2*n-1)*e), toep: newToeplitzFFT[T](n, e)}
+	for k := -(n - 1); k < n; k++ {
+		t.pos[k+n-1] = T(float64(k) / float64(n))
+		if !cfg.Causal || k >= 0 {
+			t.decay[k+n-1] = T(math.Pow(cfg.Lambda, math.Abs(float64(k))))
+		}
+	}
+	return t, nil
+}
+
+func (t *tnnTNO[T]) Params() []*Param[T] { return t.rpe.params() }
+
+func (t *tnnTNO[T]) Forward(x []T, B, _ int) []T {
+	raw := t.rpe.forward(t.pos, 2*t.n-1)
+	for k := 0; k < 2*t.n-1; k++ {
+		for c := 0; c < t.e; c++ {
+			t.coef[k*t.e+c] = raw[k*t.e+c] * t.decay[k]
+		}
+	}
+	return t.toep.forward(x, B, t.coef)
+}
+
+func (t *tnnTNO[T]) Backward(dy []T) []T {
+	dx := t.toep.backward(dy)
+	dc := t.toep.dcoef
+	for k := 0; k < 2*t.n-1; k++ {
+		for c := 0; c < t.e; c++ {
+			dc[k*t.e+c] *= t.decay[k]
+		}
+	}
+	t.rpe.backward(dc)
+	return dx
+}
+
+// fdMatrices is nn's inverse real DFT as matrices ((2n−1)×(n+1) each):
+// the Toeplitz coefficients of a response a + i·b on ω_m = mπ/n are re·a +
+// im·b; causal zeroes the negative lags and applies the Hilbert window.
+func fdMatrices(n int, causal bool) (re, im []float64) {
+	re = make([]float64, (2*n-1)*(n+1))
+	im = make([]float64, (2*n-1)*(n+1))
+	inv := 1 / float64(2*n)
+	for k := -(n - 1); k < n; k++ {
+		t := (k + 2*n) % (2 * n)
+		w := 1.0
+		if causal {
+			switch {
+			case k < 0:
+				continue
+			case k > 0:
+				w = 2
+			}
+		}
+		rr := re[(k+n-1)*(n+1):]
+		ri := im[(k+n-1)*(n+1):]
+		for m := 0; m <= n; m++ {
+			th := math.Pi * float64(m*t) / float64(n)
+			switch m {
+			case 0:
+				rr[m] = w * inv
+			case n:
+				rr[m] = w * inv * math.Cos(th)
+			default:
+				rr[m] = w * 2 * inv * math.Cos(th)
+				ri[m] = -w * 2 * inv * math.Sin(th)
+			}
+		}
+	}
+	return re, im
+}
+
+func toT[T Float](v []float64) []T {
+	out := make([]T, len(v))
+	for i, x := range v {
+		out[i] = T(x)
+	}
+	return out
+}
+
+// fdTNO is the token mixer of fd-tnn: an RPE of cos ω_m (nn.FDInput) gives
+// the frequency response, turned into Toeplitz coefficients by nn's
+// inverse-DFT matrices (causal: the Hilbert form of
+// nn.FDCausalCoefficients; bidirectional: real and imaginary parts, as
+// nn.FDBidirectionalCoefficients), applied by FFT.
+type fdTNO[T Float] struct {
+	n, e   int
+	causal bool
+	rpe    *mlp[T]
+	in     []T // cos(mπ/n), m = 0…n
+	mr, mi []T
+	coef   []T
+	dk     []T
+	toep   *toeplitzFFT[T]
+}
+
+func newFDTNO[T Float](cfg *nn.ModelConfig, scope string, e int, trainable bool) (*fdTNO[T], error) {
+	n := cfg.Length
+	out := 2 * e
+	if cfg.Causal {
+		out = e
+	}
+	rpe, err := newRPE[T](cfg, scope+"/rpe", out, trainable)
+	if err != nil {
+		return nil, err
+	}
+	re, im := fdMatrices(n, cfg.Causal)
+	t := &fdTNO[T]{n: n, e: e, causal: cfg.Causal, rpe: rpe, in: make([]T, n+1), mr: toT[T](re),
+		coef: make([]T, (2*n-1)*e), dk: make([]T, (n+1)*out), toep: newToeplitzFFT[T](n, e)}
+	if !cfg.Causal {
+		t.mi = toT[T](im)
+	}
+	for m := range t.in {
+		t.in[m] = T(math.Cos(float64(m) * math.Pi / float64(n)))
+	}
+	return t, nil
+}
+
+func (t *fdTNO[T]) Params() []*Param[T] { return t.rpe.params() }
+
+func (t *fdTNO[T]) Forward(x []T, B, _ int) []T {
+	n, e := t.n, t.e
+	k := t.rpe.forward(t.in, n+1)
+	if t.causal {
+		gemmCols(false, false, 2*n-1, e, n+1, 1, t.mr, n+1, k, e, 0, t.coef, e)
+	} else {
+		gemmCols(false, false, 2*n-1, e, n+1, 1, t.mr, n+1, k, 2*e, 0, t.coef, e)
+		gemmCols(false, false, 2*n-1, e, n+1, 1, t.mi, n+1, k[e:], 2*e, 1, t.coef, e)
+	}
+	return t.toep.forward(x, B, t.coef)
+}
+
+func (t *fdTNO[T]) Backward(dy []T) []T {
+	n, e := t.n, t.e
+	dx := t.toep.backward(dy)
+	dc := t.toep.dcoef
+	if t.causal {
+		gemmCols(true, false, n+1, e, 2*n-1, 1, t.mr, n+1, dc, e, 0, t.dk, e)
+	} else {
+		gemmCols(true, false, n+1, e, 2*n-1, 1, t.mr, n+1, dc, e, 0, t.dk, 2*e)
+		gemmCols(true, false, n+1, e, 2*n-1, 1, t.mi, n+1, dc, e, 0, t.dk[e:], 2*e)
+	}
+	t.rpe.backward(t.dk)
+	return dx
+}
+
+// skiTNO is the token mixer of ski-tnn (nn.SKIPlan.SKI): the sparse
+// convolution with filter (m×e) plus W·A·Wᵀx, A the (R×R per channel)
+// Toeplitz matrix of coefficients M·values (the middle grid value forced
+// to zero), applied by FFT.
+type skiTNO[T Float] struct {
+	n, e, r, grid, m int
+	vals, filt       *Param[T]
+	w                []T // n×R
+	mm               []T // (2R−1)×Grid
+	mask             []T
+	vm, a, da, dvm   []T
+	x                []T
+	batch            int
+	z, y, dz, dx     []T
+	dfPart           []T // B×m×e partial filter gradients
+	toep             *toeplitzFFT[T]
+}
+
+func newSKITNO[T Float](cfg *nn.ModelConfig, scope string, e int, trainable bool) (*skiTNO[T], error) {
+	p, err := nn.NewSKIPlan(cfg.Length, cfg.SKIRank, cfg.SKIGrid, cfg.Lambda)
+	if err != nil {
+		return nil, err
+	}
+	r, g := cfg.SKIRank, cfg.SKIGrid
+	t := &skiTNO[T]{n: cfg.Length, e: e, r: r, grid: g, m: cfg.SKIFilter,
+		vals: newParam[T](scope, "rpe", trainable, g, e), filt: newParam[T](scope, "filter", trainable, cfg.SKIFilter, e),
+		w: toT[T](p.W), mm: toT[T](p.M), mask: make([]T, g),
+		vm: make([]T, g*e), a: make([]T, (2*r-1)*e), dvm: make([]T, g*e), toep: newToeplitzFFT[T](r, e)}
+	for i := range t.mask {
+		t.mask[i] = 1
+	}
+	t.mask[(g-1)/2] = 0
+	return t, nil
+}
+
+func (t *skiTNO[T]) Params() []*Param[T] { return []*Param[T]{t.vals, t.filt} }
+
+func (t *skiTNO[T]) Forward(x []T, B, _ int) []T {
+	n, e, r := t.n, t.e, t.r
+	t.x, t.batch = x, B
+	for i := 0; i < t.grid; i++ {
+		for c := 0; c < e; c++ {
+			t.vm[i*e+c] = t.vals.Value[i*e+c] * t.mask[i]
+		}
+	}
+	gemm(false, false, 2*r-1, e, t.grid, 1, t.mm, t.grid, t.vm, e, 0, t.a, e)
+	t.z = grow(t.z, B*r*e)
+	parallel.Chunks(B, 1, func(_, lo, hi int) {
+		for b := lo; b < hi; b++ {
+			gemm(true, false, r, e, n, 1, t.w, r, x[b*n*e:], e, 0, t.z[b*r*e:], e)
+		}
+	})
+	az := t.toep.forward(t.z, B, t.a)
+	t.y = grow(t.y, B*n*e)
+	parallel.Chunks(B, 1, func(_, lo, hi int) {
+		for b := lo; b < hi; b++ {
+			gemm(false, false, n, e, r, 1, t.w, r, az[b*r*e:], e, 0, t.y[b*n*e:], e)
+			t.convForward(b)
+		}
+	})
+	return t.y
+}
+
+// convForward adds the sparse convolution of sequence b to t.y:
+// y_i += Σ_j f_j x_{i−o_j}, o_j = j − ⌊(m−1)/2⌋.
+func (t *skiTNO[T]) convForward(b int) {
+	n, e, m := t.n, t.e, t.m
+	c0 := (m - 1) / 2
+	x := t.x[b*n*e : (b+1)*n*e]
+	y := t.y[b*n*e : (b+1)*n*e]
+	for i := 0; i < n; i++ {
+		yr := y[i*e : (i+1)*e]
+		for j := 0; j < m; j++ {
+			src := i - j + c0
+			if src < 0 || src >= n {
+				continue
+			}
+			f := t.filt.Value[j*e : (j+1)*e]
+			xr := x[src*e : (src+1)*e]
+			for c := range yr {
+				yr[c] += f[c] * xr[c]
+			}
+		}
+	}
+}
+
+func (t *skiTNO[T]) Backward(dy []T) []T {
+	n, e, r, m, B := t.n, t.e, t.r, t.m, t.batch
+	c0 := (m - 1) / 2
+	t.dz = grow(t.dz, B*r*e)
+	parallel.Chunks(B, 1, func(_, lo, hi int) {
+		for b := lo; b < hi; b++ {
+			gemm(true, false, r, e, n, 1, t.w, r, dy[b*n*e:], e, 0, t.dz[b*r*e:], e)
+		}
+	})
+	dz := t.toep.backward(t.dz)
+	t.dx = grow(t.dx, B*n*e)
+	t.dfPart = grow(t.dfPart, B*m*e)
+	parallel.Chunks(B, 1, func(_, lo, hi int) {
+		for b := lo; b < hi; b++ {
+			gemm(false, false, n, e, r, 1, t.w, r, dz[b*r*e:], e, 0, t.dx[b*n*e:], e)
+			x := t.x[b*n*e : (b+1)*n*e]
+			g := dy[b*n*e : (b+1)*n*e]
+			dx := t.dx[b*n*e : (b+1)*n*e]
+			df := t.dfPart[b*m*e : (b+1)*m*e]
+			clear(df)
+			for i := 0; i < n; i++ {
+				gr := g[i*e : (i+1)*e]
+				for j := 0; j < m; j++ {
+					src := i - j + c0
+					if src < 0 || src >= n {
+						continue
+					}
+					f := t.filt.Value[j*e : (j+1)*e]
+					xr := x[src*e : (src+1)*e]
+					dxr := dx[src*e : (src+1)*e]
+					dfr := df[j*e : (j+1)*e]
+					for c := range gr {
+						dxr[c] += f[c] * gr[c]
+						dfr[c] += gr[c] * xr[c]
+					}
+				}
+			}
+		}
+	})
+	if t.filt.Trainable {
+		for b := 0; b < B; b++ {
+			for i, v := range t.dfPart[b*m*e : (b+1)*m*e] {
+				t.filt.Grad[i] += v
+			}
+		}
+	}
+	if t.vals.Trainable {
+		gemm(true, false, t.grid, e, 2*r-1, 1, t.mm, t.grid, t.toep.dcoef, e, 0, t.dvm, e)
+		for i := 0; i < t.grid; i++ {
+			for c := 0; c < e; c++ {
+				t.vals.Grad[i*e+c] += t.dvm[i*e+c] * t.mask[i]
+			}
+		}
+	}
+	return t.dx
+}
