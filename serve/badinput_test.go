@@ -120,6 +120,7 @@ func TestBadInput(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			req.Header.Set("Content-Type", "application/json")
 			for k, v := range c.header {
 				req.Header.Set(k, v)
 			}
@@ -223,7 +224,7 @@ func TestSlowClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn2.Close()
-	if _, err := io.WriteString(conn2, "POST /v2/models/letter/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"inputs\""); err != nil {
+	if _, err := io.WriteString(conn2, "POST /v2/models/letter/infer HTTP/1.1\r\nHost: "+addr+"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"inputs\""); err != nil {
 		t.Fatal(err)
 	}
 	if err := conn2.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {

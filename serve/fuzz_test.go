@@ -32,7 +32,9 @@ func FuzzInfer(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, path := range []string{"/v2/models/m/infer", "/v2/models/m/transform"} {
 			rec := httptest.NewRecorder()
-			s.ServeHTTP(rec, httptest.NewRequest("POST", path, bytes.NewReader(body)))
+			req := httptest.NewRequest("POST", path, bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			s.ServeHTTP(rec, req)
 			switch {
 			case rec.Code == http.StatusOK:
 				var req InferRequest

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"mime"
 	"net"
 	"net/http"
 	"os"
@@ -54,7 +55,7 @@ func (s *Server) routes() {
 		s.handle(p+"/infer", epInfer, post, func(x *exchange) { s.predict(x, false) })
 		s.handle(p+"/transform", epTransform, post, func(x *exchange) { s.predict(x, true) })
 	}
-	if !s.cfg.DisableRepository {
+	if s.cfg.EnableRepository {
 		s.handle("/v2/repository/index", epRepoIndex, post, s.repositoryIndex)
 		s.handle("/v2/repository/models/{name}/load", epRepoLoad, post, s.repositoryLoad)
 	}
@@ -133,11 +134,18 @@ func (s *Server) handle(pattern, endpoint string, methods []string, h func(*exch
 		s.metrics.inflight.Inc()
 		defer s.metrics.inflight.Dec()
 		x := &exchange{ResponseWriter: w, r: r}
-		if methods != nil && !slices.Contains(methods, r.Method) {
+		switch {
+		case methods != nil && !slices.Contains(methods, r.Method):
 			x.Header().Set("Allow", strings.Join(methods, ", "))
 			x.fail(errorf(http.StatusMethodNotAllowed, kindMethodNotAllowed, "method %.20q is not allowed here (allowed: %s)",
 				r.Method, strings.Join(methods, ", ")))
-		} else {
+		case !s.hostAllowed(r):
+			x.fail(errorf(http.StatusForbidden, kindForbiddenHost, "Host %.80q is not allowed: this server listens on a loopback address "+
+				"and answers requests for localhost or a loopback address only (add names with kernelkit serve --allowed-hosts, Config.AllowedHosts)", r.Host))
+		case methods != nil && r.Method == http.MethodPost && !jsonContentType(r.Header):
+			x.fail(errorf(http.StatusUnsupportedMediaType, kindMediaType, "Content-Type %.60q: POST requests must be application/json",
+				strings.Join(r.Header.Values("Content-Type"), ", ")))
+		default:
 			h(x)
 		}
 		code := x.code
@@ -164,6 +172,78 @@ func (s *Server) handle(pattern, endpoint string, methods []string, h func(*exch
 	})
 }
 
+// listenerKey is the context key of the address of the listener a
+// request came on.
+type listenerKey struct{}
+
+// listenerContext is the base context of the connections accepted on ln:
+// it records ln's address for the Host check.
+func listenerContext(ln net.Listener) context.Context {
+	return context.WithValue(context.Background(), listenerKey{}, ln.Addr())
+}
+
+// onLoopback reports whether r came on a listener bound to a loopback
+// address or, when the Server is served by another http.Server (which
+// does not record its listener), over a loopback connection.
+func onLoopback(r *http.Request) bool {
+	addr, ok := r.Context().Value(listenerKey{}).(net.Addr)
+	if !ok {
+		addr, ok = r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	}
+	tcp, isTCP := addr.(*net.TCPAddr)
+	return ok && isTCP && tcp.IP.IsLoopback()
+}
+
+// hostAllowed reports whether r's Host header is one the server answers
+// for. On a loopback listener it must name localhost, a loopback address
+// or one of Config.AllowedHosts: a web page whose name an attacker
+// rebinds to 127.0.0.1 (DNS rebinding) reaches the port, but its requests
+// carry the attacker's host name. Elsewhere any Host is answered.
+func (s *Server) hostAllowed(r *http.Request) bool {
+	if !onLoopback(r) {
+		return true
+	}
+	name := r.Host
+	if h, _, err := net.SplitHostPort(name); err == nil {
+		name = h
+	}
+	name = strings.TrimSuffix(strings.TrimPrefix(name, "["), "]")
+	if strings.EqualFold(name, "localhost") {
+		return true
+	}
+	if ip := net.ParseIP(name); ip != nil && ip.IsLoopback() {
+		return true
+	}
+	for _, a := range s.cfg.AllowedHosts {
+		if a == "*" || (name != "" && strings.EqualFold(a, name)) || strings.EqualFold(a, r.Host) {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonContentType reports whether h has one Content-Type, application/json
+// (in UTF-8, the only charset JSON has). A web page can send a
+// cross-origin POST of a form or text/plain body without asking the
+// server first; for application/json the browser asks (a CORS preflight,
+// OPTIONS), which this server refuses.
+func jsonContentType(h http.Header) bool {
+	v := h.Values("Content-Type")
+	if len(v) != 1 {
+		return false
+	}
+	mt, params, err := mime.ParseMediaType(v[0])
+	if err != nil || mt != "application/json" {
+		return false
+	}
+	for k, p := range params {
+		if k != "charset" || !strings.EqualFold(p, "utf-8") {
+			return false
+		}
+	}
+	return true
+}
+
 func (s *Server) live(x *exchange) { x.sendJSON(http.StatusOK, map[string]bool{"live": true}) }
 
 func (s *Server) ready(x *exchange) {
@@ -176,7 +256,7 @@ func (s *Server) ready(x *exchange) {
 
 func (s *Server) serverMetadata(x *exchange) {
 	ext := []string{"kernelkit_transform"}
-	if !s.cfg.DisableRepository {
+	if s.cfg.EnableRepository {
 		ext = append(ext, "model_repository")
 	}
 	x.sendJSON(http.StatusOK, ServerMetadata{Name: Platform, Version: s.cfg.Version, Extensions: ext})
@@ -205,12 +285,11 @@ func (s *Server) modelMetadata(x *exchange) {
 	if e == nil {
 		return
 	}
-	x.sendJSON(http.StatusOK, metadata(e.name, sn))
+	x.sendJSON(http.StatusOK, modelMetadataOf(e.name, sn.m, sn.vstr))
 }
 
-// metadata describes one model version.
-func metadata(name string, sn *snapshot) ModelMetadata {
-	m := sn.m
+// modelMetadataOf describes version vstr of the model m.
+func modelMetadataOf(name string, m *model.Model, vstr string) ModelMetadata {
 	d, dim := int64(m.Map.InputDim()), int64(m.Map.Dim())
 	in := TensorMetadata{Name: InputName, Datatype: FP64, Shape: []int64{-1, d}}
 	if len(m.Columns) > 0 {
@@ -260,7 +339,7 @@ func metadata(name string, sn *snapshot) ModelMetadata {
 			params["targets"] = m.Targets
 		}
 	}
-	return ModelMetadata{Name: name, Versions: []string{sn.vstr}, Platform: Platform, Inputs: []TensorMetadata{in},
+	return ModelMetadata{Name: name, Versions: []string{vstr}, Platform: Platform, Inputs: []TensorMetadata{in},
 		Outputs: outs, Parameters: params}
 }
 
@@ -299,9 +378,23 @@ func (s *Server) repositoryLoad(x *exchange) {
 	if e == nil {
 		return
 	}
-	sn, err := s.reload(e)
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer putBuf(buf)
+	if err := s.readBody(x, buf); err != nil {
+		x.fail(err)
+		return
+	}
+	opts, aerr := decodeLoadRequest(buf.Bytes())
+	if aerr != nil {
+		x.fail(aerr)
+		return
+	}
+	ctx, cancel := context.WithTimeout(x.r.Context(), s.cfg.RequestTimeout)
+	defer cancel()
+	sn, err := s.reload(ctx, e, opts)
 	if err != nil {
-		x.fail(errorf(http.StatusBadRequest, kindReloadFailed, "%v; version %s keeps serving", err, sn.vstr))
+		// The message names no server path; the log has it.
+		x.fail(errorf(err.status, err.kind, "reloading model %q failed: %s; version %s keeps serving", e.name, err.public, sn.vstr))
 		return
 	}
 	x.sendJSON(http.StatusOK, RepositoryModel{Name: e.name, Version: sn.vstr, State: "READY"})

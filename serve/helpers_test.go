@@ -153,8 +153,8 @@ func do(method, url string, body []byte) (int, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json") // every POST must say so
 	}
 	resp, err := client.Do(req)
 	if err != nil {

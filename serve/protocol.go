@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kernelkit/kernelkit/internal/limits"
 )
@@ -49,6 +51,44 @@ const ScoresParameter = "scores"
 // {"probabilities": true}) that adds the probabilities output to the
 // default outputs of a calibrated classifier.
 const ProbabilitiesParameter = "probabilities"
+
+// AllowSignatureChangeParameter is the repository load request parameter
+// ({"parameters": {"allow_signature_change": true}}) that lets the reload
+// replace the model by one with other inputs or outputs.
+const AllowSignatureChangeParameter = "allow_signature_change"
+
+// LoadRequest is the body of a repository load call, the V2
+// $repository_load_request; it may be empty. The one parameter this
+// server takes is AllowSignatureChangeParameter.
+type LoadRequest struct {
+	Parameters map[string]json.RawMessage `json:"parameters,omitempty"`
+}
+
+// decodeLoadRequest parses a load request body (empty or a LoadRequest)
+// into the reload's options; a parameter this server does not know is
+// refused rather than ignored.
+func decodeLoadRequest(body []byte) (ReloadOptions, *apiError) {
+	var opts ReloadOptions
+	if len(bytes.TrimSpace(body)) == 0 {
+		return opts, nil
+	}
+	var req LoadRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return opts, err
+	}
+	for name, raw := range req.Parameters {
+		if name != AllowSignatureChangeParameter {
+			return opts, errorf(http.StatusBadRequest, kindBadRequest, "load parameter %.40q is not supported (this server takes %q)",
+				name, AllowSignatureChangeParameter)
+		}
+		var b bool
+		if err := json.Unmarshal(raw, &b); err != nil || string(bytes.TrimSpace(raw)) == "null" {
+			return opts, errorf(http.StatusBadRequest, kindBadRequest, "load parameter %q must be a boolean", name)
+		}
+		opts.AllowSignatureChange = b
+	}
+	return opts, nil
+}
 
 // InferRequest is the body of an infer or transform call: the V2
 // $inference_request.
@@ -168,6 +208,9 @@ const (
 	kindUnavailable      = "unavailable"
 	kindOutOfRange       = "out_of_range"
 	kindReloadFailed     = "reload_failed"
+	kindSignatureChange  = "signature_change"
+	kindForbiddenHost    = "forbidden_host"
+	kindMediaType        = "unsupported_media_type"
 	kindInternal         = "internal"
 	kindWriteError       = "write_error" // the client went away
 )
@@ -183,18 +226,56 @@ func errorf(status int, kind, format string, args ...any) *apiError {
 	return &apiError{status: status, kind: kind, msg: msg}
 }
 
-// decodeRequest parses an infer request body. Syntax errors are
-// malformed_json; well-formed JSON of the wrong types is bad_request.
+// decodeRequest parses an infer request body. Syntax errors (and a body
+// that is not UTF-8) are malformed_json; well-formed JSON of the wrong
+// types, with fields the protocol does not define, or asking for binary
+// tensor data is bad_request (unsupported for binary data).
 func decodeRequest(body []byte) (*InferRequest, *apiError) {
 	var req InferRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, errorf(http.StatusBadRequest, kindBadRequest, "invalid inference request: %v", err)
+	if err := decodeStrict(body, &req); err != nil {
+		return nil, err
+	}
+	// Triton's binary extension: answering JSON to a client that asked for
+	// binary data would be a silent change of format.
+	if raw, ok := req.Parameters["binary_data_output"]; ok && string(bytes.TrimSpace(raw)) != "false" {
+		return nil, errorf(http.StatusBadRequest, kindUnsupported, "binary tensor data is not supported (parameter \"binary_data_output\")")
+	}
+	for _, in := range req.Inputs {
+		if _, ok := in.Parameters["binary_data_size"]; ok {
+			return nil, errorf(http.StatusBadRequest, kindUnsupported, "binary tensor data is not supported (input parameter \"binary_data_size\")")
 		}
-		return nil, errorf(http.StatusBadRequest, kindMalformedJSON, "malformed JSON: %v", err)
 	}
 	return &req, nil
+}
+
+// decodeStrict decodes one JSON value from body into v, refusing a body
+// that is not UTF-8 (encoding/json would replace the bad bytes silently),
+// fields v does not have (a misspelt "outputs" would otherwise be ignored)
+// and anything after the value.
+func decodeStrict(body []byte, v any) *apiError {
+	if !utf8.Valid(body) {
+		return errorf(http.StatusBadRequest, kindMalformedJSON, "malformed JSON: the request body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if rest := bytes.TrimLeft(body[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+			return errorf(http.StatusBadRequest, kindMalformedJSON, "malformed JSON: data after the request object at byte %d", dec.InputOffset())
+		}
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &te):
+		return errorf(http.StatusBadRequest, kindBadRequest, "invalid request: %v", err)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return errorf(http.StatusBadRequest, kindBadRequest, "invalid request: %s (the Open Inference Protocol does not define it)",
+			strings.TrimPrefix(err.Error(), "json: "))
+	case errors.Is(err, io.EOF):
+		return errorf(http.StatusBadRequest, kindMalformedJSON, "malformed JSON: the request body is empty")
+	}
+	return errorf(http.StatusBadRequest, kindMalformedJSON, "malformed JSON: %v", err)
 }
 
 // input returns the rows of the request's one input tensor as a flat n×d
@@ -244,55 +325,201 @@ func (req *InferRequest) input(d, maxRows int) (rows []float64, n int, err *apiE
 }
 
 // parseData decodes tensor data given flat (want numbers) or nested (n
-// arrays of d numbers).
+// arrays of d numbers). It reads the JSON itself rather than through
+// encoding/json, which would read null as 0 and could not say which rule
+// a value breaks: every value must be a JSON number within the FP64
+// range, and the data is either all numbers or all arrays of numbers.
 func parseData(raw json.RawMessage, n, d, want int) ([]float64, *apiError) {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 || raw[0] != '[' {
-		return nil, errorf(http.StatusBadRequest, kindBadData, "input data must be an array of numbers")
+	p := dataParser{b: raw}
+	p.space()
+	if !p.is('[') {
+		return nil, errorf(http.StatusBadRequest, kindBadData, "input data must be an array of numbers, flat or one array per row, not %s", p.what())
 	}
 	// Each value takes at least two bytes ("0,"): the body bounds what is
 	// allocated, whatever the shape claims.
-	bound := len(raw)/2 + 1
-	inner := bytes.TrimLeft(raw[1:], " \t\r\n")
-	if len(inner) == 0 || inner[0] != '[' {
-		rows := make([]float64, 0, min(want, bound))
-		if err := json.Unmarshal(raw, &rows); err != nil {
-			return nil, dataError(err)
+	rows := make([]float64, 0, min(want, len(raw)/2+1))
+	nested, count := false, 0 // count: values (flat) or rows (nested)
+	err := p.array(func(i int) *apiError {
+		if i == 0 {
+			nested = p.is('[')
+		} else if p.is('[') != nested {
+			return errorf(http.StatusBadRequest, kindBadData,
+				"input data mixes nested rows and flat values (element %d): send one array of %d numbers per row, or all %d numbers flat", i, d, want)
 		}
-		if len(rows) != want {
-			return nil, errorf(http.StatusBadRequest, kindBadShape, "input data has %d values, shape [%d, %d] needs %d", len(rows), n, d, want)
+		if !nested {
+			v, err := p.number(fmt.Sprintf("value %d", i))
+			rows = append(rows, v)
+			count++
+			return err
 		}
-		return rows, nil
-	}
-	nest := make([][]float64, 0, min(n, bound))
-	if err := json.Unmarshal(raw, &nest); err != nil {
-		return nil, dataError(err)
-	}
-	if len(nest) != n {
-		return nil, errorf(http.StatusBadRequest, kindBadShape, "input data has %d rows, shape [%d, %d] needs %d", len(nest), n, d, n)
-	}
-	rows := make([]float64, 0, min(want, bound))
-	for i, r := range nest {
-		if len(r) != d {
-			return nil, errorf(http.StatusBadRequest, kindBadShape, "input row %d has %d values, want %d", i, len(r), d)
+		start := len(rows)
+		if err := p.array(func(j int) *apiError {
+			if p.is('[') {
+				return errorf(http.StatusBadRequest, kindBadData, "input data nests arrays more than one level deep (row %d): send one array of numbers per row", i)
+			}
+			v, err := p.number(fmt.Sprintf("row %d, column %d", i, j))
+			rows = append(rows, v)
+			return err
+		}); err != nil {
+			return err
 		}
-		rows = append(rows, r...)
+		if got := len(rows) - start; got != d {
+			return errorf(http.StatusBadRequest, kindBadShape, "input row %d has %d values, want %d", i, got, d)
+		}
+		count++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if p.space(); p.i != len(p.b) {
+		return nil, p.syntax()
+	}
+	switch {
+	case nested && count != n:
+		return nil, errorf(http.StatusBadRequest, kindBadShape, "input data has %d rows, shape [%d, %d] needs %d", count, n, d, n)
+	case !nested && count != want:
+		return nil, errorf(http.StatusBadRequest, kindBadShape, "input data has %d values, shape [%d, %d] needs %d", count, n, d, want)
 	}
 	return rows, nil
 }
 
-// dataError classifies an error decoding tensor data: a number beyond
-// float64 is non-finite, anything else is not numeric data.
-func dataError(err error) *apiError {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && strings.HasPrefix(te.Value, "number") {
-		return errorf(http.StatusBadRequest, kindNonFinite, "input data holds a value beyond the FP64 range (%s)", te.Value)
+// dataParser reads the data of a tensor: JSON already checked for syntax
+// by the request's decoder, read again here value by value.
+type dataParser struct {
+	b []byte
+	i int
+}
+
+func (p *dataParser) space() {
+	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\r' || p.b[p.i] == '\n') {
+		p.i++
 	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return errorf(http.StatusBadRequest, kindMalformedJSON, "malformed JSON in input data: %v", err)
+}
+
+// array reads the array at the parser's position, calling elem with the
+// parser at each element, which elem must read.
+func (p *dataParser) array(elem func(i int) *apiError) *apiError {
+	p.i++ // the '['
+	p.space()
+	if p.is(']') {
+		p.i++
+		return nil
 	}
-	return errorf(http.StatusBadRequest, kindBadData, "input data must be numbers, flat or one array per row: %v", err)
+	for i := 0; ; i++ {
+		p.space()
+		if err := elem(i); err != nil {
+			return err
+		}
+		p.space()
+		switch {
+		case p.is(','):
+			p.i++
+		case p.is(']'):
+			p.i++
+			return nil
+		default:
+			return p.syntax()
+		}
+	}
+}
+
+func (p *dataParser) is(c byte) bool { return p.i < len(p.b) && p.b[p.i] == c }
+
+// what names the JSON value at the parser's position for an error message.
+func (p *dataParser) what() string {
+	if p.i >= len(p.b) {
+		return "nothing"
+	}
+	switch c := p.b[p.i]; {
+	case c == 'n':
+		return "null"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == '"':
+		return "a string"
+	case c == '{':
+		return "an object"
+	case c == '[':
+		return "an array"
+	case c == '-' || (c >= '0' && c <= '9'):
+		return "a number"
+	}
+	return "not JSON"
+}
+
+func (p *dataParser) syntax() *apiError {
+	return errorf(http.StatusBadRequest, kindMalformedJSON, "malformed JSON in input data at byte %d", p.i)
+}
+
+// number reads one JSON number; where names its place for an error.
+// Anything else — null, which encoding/json would read as 0, a string, a
+// boolean, an object — is refused, and so is a number beyond the FP64
+// range.
+func (p *dataParser) number(where string) (float64, *apiError) {
+	start := p.i
+	for p.i < len(p.b) && strings.IndexByte("+-.0123456789eE", p.b[p.i]) >= 0 {
+		p.i++
+	}
+	if p.i == start {
+		kind := p.what()
+		if kind == "not JSON" || kind == "nothing" {
+			return 0, p.syntax()
+		}
+		return 0, errorf(http.StatusBadRequest, kindBadData, "input data holds %s at %s: every value must be a number", kind, where)
+	}
+	tok := string(p.b[start:p.i])
+	if !jsonNumber(tok) {
+		p.i = start
+		return 0, p.syntax()
+	}
+	v, err := strconv.ParseFloat(tok, 64)
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) && math.IsInf(v, 0) {
+			return 0, errorf(http.StatusBadRequest, kindNonFinite, "input data holds a value beyond the FP64 range at %s (%.40s)", where, tok)
+		}
+		p.i = start
+		return 0, p.syntax()
+	}
+	return v, nil
+}
+
+// jsonNumber reports whether s is a number in JSON's grammar (ParseFloat
+// also takes forms JSON does not, like "+1", ".5" or "1_0").
+func jsonNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		j := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i - j
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
 }
 
 // clipShape returns at most the first 4 dimensions of a shape for an error
@@ -311,8 +538,9 @@ func (req *InferRequest) boolParameter(name string) (bool, *apiError) {
 	if !ok {
 		return false, nil
 	}
+	// null would decode as false without an error.
 	var b bool
-	if err := json.Unmarshal(raw, &b); err != nil {
+	if err := json.Unmarshal(raw, &b); err != nil || string(bytes.TrimSpace(raw)) == "null" {
 		return false, errorf(http.StatusBadRequest, kindBadRequest, "parameter %q must be a boolean", name)
 	}
 	return b, nil

@@ -47,7 +47,8 @@ func TestReloadUnderTraffic(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "m.kk")
 	saveModel(t, path, a)
-	s, base := start(t, Config{Models: []ModelSpec{{Name: "m", Path: path}}, BatchWait: time.Millisecond, BatchWorkers: 2})
+	s, base := start(t, Config{Models: []ModelSpec{{Name: "m", Path: path}}, BatchWait: time.Millisecond, BatchWorkers: 2,
+		EnableRepository: true})
 	sig := make(chan os.Signal, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -17,7 +17,7 @@ import (
 
 func TestEndpoints(t *testing.T) {
 	a, _, reg, rows := models(t)
-	s, base := start(t, Config{Version: "test", Models: []ModelSpec{
+	s, base := start(t, Config{Version: "test", EnableRepository: true, Models: []ModelSpec{
 		{Name: "letter", Path: modelFile(t, "letter", a)},
 		{Name: "reg", Model: reg},
 	}})

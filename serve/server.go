@@ -40,6 +40,7 @@ const (
 	DefaultReadHeaderTimeout = 5 * time.Second
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultShutdownTimeout   = 30 * time.Second
+	DefaultReloadTimeout     = 30 * time.Second
 	DefaultMaxBatchRows      = 256
 	DefaultBatchWait         = 200 * time.Microsecond
 )
@@ -122,9 +123,23 @@ type Config struct {
 	// GOMAXPROCS).
 	BatchWorkers int
 
-	// DisableRepository turns the model repository endpoints (index,
-	// load) off.
-	DisableRepository bool
+	// EnableRepository turns the model repository endpoints (index,
+	// load) on; they are off by default, since a load makes the server
+	// read a file and replace a model.
+	EnableRepository bool
+	// ReloadTimeout bounds reading a model file (at start, on Reload, on a
+	// load request; default DefaultReloadTimeout). A load request is also
+	// bounded by RequestTimeout.
+	ReloadTimeout time.Duration
+	// AllowSignatureChange lets every reload replace a model by one with
+	// other inputs or outputs (see Reloading in the package doc); without
+	// it only a load request that asks for it can.
+	AllowSignatureChange bool
+	// AllowedHosts are the host names (or host:port) that requests on a
+	// loopback listener may name in their Host header besides localhost
+	// and loopback addresses; "*" accepts any (see Server safety in the
+	// package doc).
+	AllowedHosts []string
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -154,6 +169,7 @@ func (c Config) withDefaults() (Config, error) {
 		def("read-header timeout", &c.ReadHeaderTimeout, DefaultReadHeaderTimeout),
 		def("idle timeout", &c.IdleTimeout, DefaultIdleTimeout),
 		def("shutdown timeout", &c.ShutdownTimeout, DefaultShutdownTimeout),
+		def("reload timeout", &c.ReloadTimeout, DefaultReloadTimeout),
 	); err != nil {
 		return c, err
 	}
@@ -183,6 +199,14 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if len(c.AllowedHosts) > 1024 {
+		return c, fmt.Errorf("serve: %d allowed hosts, at most 1024", len(c.AllowedHosts))
+	}
+	for _, h := range c.AllowedHosts {
+		if h == "" || len(h) > 262 || strings.ContainsAny(h, "/ \t\r\n@?#") {
+			return c, fmt.Errorf("serve: allowed host %.80q: want a host name, host:port or *", h)
+		}
+	}
 	return c, nil
 }
 
@@ -200,8 +224,12 @@ type Server struct {
 
 	stop     chan struct{} // closed when the batch workers stop
 	stopOnce sync.Once
-	workers  sync.WaitGroup
-	draining atomic.Bool
+	// closing is done when Shutdown or Close begins: reloads waiting for
+	// a file give up.
+	closing      context.Context
+	closingBegin context.CancelFunc
+	workers      sync.WaitGroup
+	draining     atomic.Bool
 
 	connMu sync.Mutex
 	conns  map[net.Conn]*connInfo
@@ -219,8 +247,9 @@ type entry struct {
 	name     string
 	path     string
 	cur      atomic.Pointer[snapshot]
-	reloadMu sync.Mutex   // one reload at a time
-	arriving atomic.Int64 // requests being read, not yet queued
+	reloadMu chan struct{} // one reload at a time (a semaphore: waiting for it is bounded)
+	reading  atomic.Bool   // a read of the file is running (it may outlive a reload that timed out)
+	arriving atomic.Int64  // requests being read, not yet queued
 	queue    chan *job
 }
 
@@ -242,6 +271,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, models: map[string]*entry{}, metrics: newMetrics(),
 		stop: make(chan struct{}), conns: map[net.Conn]*connInfo{}}
+	s.closing, s.closingBegin = context.WithCancel(context.Background())
 	for _, spec := range cfg.Models {
 		if !validName(spec.Name) {
 			return nil, fmt.Errorf("serve: model name %.80q: use letters, digits, '_', '-' and '.'", spec.Name)
@@ -249,13 +279,17 @@ func New(cfg Config) (*Server, error) {
 		if _, dup := s.models[spec.Name]; dup {
 			return nil, fmt.Errorf("serve: model name %q given twice", spec.Name)
 		}
-		e := &entry{name: spec.Name, path: spec.Path, queue: make(chan *job, 4*cfg.MaxBatchRows)}
+		e := &entry{name: spec.Name, path: spec.Path, queue: make(chan *job, 4*cfg.MaxBatchRows),
+			reloadMu: make(chan struct{}, 1)}
 		m := spec.Model
 		if m == nil {
 			if spec.Path == "" {
 				return nil, fmt.Errorf("serve: model %q has neither a file nor a model", spec.Name)
 			}
-			if m, err = s.readModel(spec.Path); err != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), cfg.ReloadTimeout)
+			m, err = s.readModel(ctx, e)
+			cancel()
+			if err != nil {
 				return nil, fmt.Errorf("serve: model %q: %w", spec.Name, err)
 			}
 		}
@@ -278,6 +312,7 @@ func New(cfg Config) (*Server, error) {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 		ConnContext:       s.connContext,
+		BaseContext:       listenerContext,
 		ConnState:         s.connState,
 	}
 	for _, name := range s.names {
@@ -346,56 +381,224 @@ func modelAttrs(e *entry, sn *snapshot) []any {
 		"calibrated", sn.m.Calibration != nil}
 }
 
-// readModel reads a model file.
-func (s *Server) readModel(path string) (m *model.Model, err error) {
-	f, err := os.Open(path)
+// ErrSignatureChanged is wrapped by the error of a reload refused because
+// the new version's inputs or outputs differ from the current one's.
+var ErrSignatureChanged = errors.New("the model's inputs or outputs changed")
+
+// fileError is a failure to read a model file: Error names the path (for
+// the log and Go callers), public does not (for HTTP clients).
+type fileError struct {
+	path string
+	what string // what failed, without the path
+	err  error
+}
+
+func (e *fileError) Error() string { return fmt.Sprintf("%s %s: %v", e.what, e.path, e.err) }
+func (e *fileError) Unwrap() error { return e.err }
+
+func (e *fileError) public() string { return scrubPath(fmt.Sprintf("%s: %v", e.what, e.err), e.path) }
+
+// scrubPath removes path, as given and absolute, from a message for a
+// client.
+func scrubPath(msg, path string) string {
+	if path == "" {
+		return msg
+	}
+	if abs, err := filepath.Abs(path); err == nil && abs != path {
+		msg = strings.ReplaceAll(msg, abs, "the model file")
+	}
+	return strings.ReplaceAll(msg, path, "the model file")
+}
+
+// readFile reads and decodes a model file. It opens the file without
+// blocking and refuses anything but a regular file: a named pipe would
+// block the open until a writer comes, a device could be read forever.
+func (s *Server) readFile(path string) (m *model.Model, err error) {
+	f, err := openRegular(path)
 	if err != nil {
-		return nil, err
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &fileError{path: path, what: "cannot open the model file", err: err}
 	}
 	defer func() {
 		if cerr := f.Close(); cerr != nil && err == nil {
-			err = cerr
+			err = &fileError{path: path, what: "cannot close the model file", err: cerr}
 		}
 	}()
 	m, err = model.LoadWith(bufio.NewReader(f), s.cfg.Registry)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, &fileError{path: path, what: "not a valid model file", err: err}
 	}
 	return m, nil
 }
 
+// errNotRegular is the error of opening a model path that is not a
+// regular file.
+func errNotRegular(mode os.FileMode) error {
+	kind := "not a regular file"
+	switch {
+	case mode&os.ModeNamedPipe != 0:
+		kind = "a named pipe (FIFO), not a regular file"
+	case mode.IsDir():
+		kind = "a directory, not a regular file"
+	case mode&os.ModeDevice != 0:
+		kind = "a device, not a regular file"
+	case mode&os.ModeSocket != 0:
+		kind = "a socket, not a regular file"
+	}
+	return errors.New(kind)
+}
+
+// readModel reads e's file within ctx. The read runs in a goroutine of
+// its own: a file system that hangs holds that goroutine, not the caller,
+// and while it hangs further reads of e's file are refused at once rather
+// than piling up.
+func (s *Server) readModel(ctx context.Context, e *entry) (*model.Model, error) {
+	if !e.reading.CompareAndSwap(false, true) {
+		return nil, &fileError{path: e.path, what: "cannot read the model file", err: errReadBusy}
+	}
+	type result struct {
+		m   *model.Model
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		m, err := s.readFile(e.path)
+		e.reading.Store(false)
+		done <- result{m, err}
+	}()
+	select {
+	case r := <-done:
+		return r.m, r.err
+	case <-ctx.Done():
+		return nil, &fileError{path: e.path, what: "cannot read the model file", err: readTimeout(ctx)}
+	case <-s.closing.Done():
+		return nil, &fileError{path: e.path, what: "cannot read the model file", err: errShuttingDown}
+	}
+}
+
+// The errors of a read of a model file that did not finish: the reload
+// failed for want of time, not because of the file's contents.
+var (
+	errReadTimeout  = errors.New("the read did not finish within the reload timeout")
+	errReadCanceled = errors.New("the reload was canceled")
+	errReadBusy     = errors.New("a previous read of it has not finished (is its file system hung?)")
+	errShuttingDown = errors.New("the server is shutting down")
+)
+
+// unfinished reports whether err is a read that did not finish.
+func unfinished(err error) bool {
+	return errors.Is(err, errReadTimeout) || errors.Is(err, errReadCanceled) || errors.Is(err, errReadBusy) ||
+		errors.Is(err, errShuttingDown)
+}
+
+func readTimeout(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return errReadTimeout
+	}
+	return errReadCanceled
+}
+
+// ReloadOptions modify one reload.
+type ReloadOptions struct {
+	// AllowSignatureChange accepts a new version whose inputs or outputs
+	// (their number, widths, names or column names) differ from the
+	// current version's. Config.AllowSignatureChange sets it for every
+	// reload.
+	AllowSignatureChange bool
+}
+
 // Reload reads the named model's file again and swaps the new version in
 // atomically: each request is answered by the old or the new version as a
-// whole. If the file cannot be read or is not a valid model, the old
-// version keeps serving and the error is logged and returned.
+// whole. If the file cannot be read within the reload timeout, is not a
+// valid model or (unless Config.AllowSignatureChange) has other inputs or
+// outputs than the current version, the old version keeps serving and
+// the error is logged and returned.
 func (s *Server) Reload(name string) error {
+	return s.ReloadWith(context.Background(), name, ReloadOptions{})
+}
+
+// ReloadWith is Reload bounded by ctx as well as the reload timeout, with
+// options.
+func (s *Server) ReloadWith(ctx context.Context, name string, opts ReloadOptions) error {
 	e, ok := s.models[name]
 	if !ok {
 		return fmt.Errorf("serve: unknown model %.80q", name)
 	}
-	_, err := s.reload(e)
-	return err
+	if _, err := s.reload(ctx, e, opts); err != nil {
+		return err
+	}
+	return nil
 }
 
-func (s *Server) reload(e *entry) (*snapshot, error) {
-	e.reloadMu.Lock()
-	defer e.reloadMu.Unlock()
+// reloadError is a failed reload: the HTTP status and error kind of a
+// load request, the message for its client (which names no server path)
+// and the full error.
+type reloadError struct {
+	status int
+	kind   string
+	public string
+	err    error
+}
+
+func (e *reloadError) Error() string { return e.err.Error() }
+func (e *reloadError) Unwrap() error { return e.err }
+
+func (s *Server) reload(ctx context.Context, e *entry, opts ReloadOptions) (*snapshot, *reloadError) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ReloadTimeout)
+	defer cancel()
 	old := e.cur.Load()
-	fail := func(err error) (*snapshot, error) {
+	fail := func(status int, kind, public string, err error) (*snapshot, *reloadError) {
 		s.metrics.reloads.WithLabelValues(e.name, "error").Inc()
 		s.log.Error("model reload failed; the old version keeps serving", "model", e.name, "path", e.path,
 			"version", old.version, "error", err.Error())
-		return old, fmt.Errorf("serve: reloading model %q: %w", e.name, err)
+		return old, &reloadError{status: status, kind: kind, public: public,
+			err: fmt.Errorf("serve: reloading model %q: %w", e.name, err)}
 	}
+	select {
+	case e.reloadMu <- struct{}{}:
+	case <-ctx.Done():
+		err := fmt.Errorf("another reload of the model is still running: %w", readTimeout(ctx))
+		return fail(http.StatusServiceUnavailable, kindTimeout, err.Error(), err)
+	case <-s.closing.Done():
+		return fail(http.StatusServiceUnavailable, kindUnavailable, errShuttingDown.Error(), errShuttingDown)
+	}
+	defer func() { <-e.reloadMu }()
+	old = e.cur.Load()
 	if e.path == "" {
-		return fail(errors.New("the model has no file to reload"))
+		err := errors.New("the model has no file to reload")
+		return fail(http.StatusBadRequest, kindReloadFailed, err.Error(), err)
 	}
-	m, err := s.readModel(e.path)
+	m, err := s.readModel(ctx, e)
 	if err == nil {
-		err = checkModel(m)
+		if err = checkModel(m); err != nil {
+			err = &fileError{path: e.path, what: "not a model the server can answer for", err: err}
+		}
 	}
 	if err != nil {
-		return fail(err)
+		status, kind := http.StatusBadRequest, kindReloadFailed
+		if unfinished(err) {
+			status, kind = http.StatusServiceUnavailable, kindTimeout
+		}
+		public := err.Error()
+		var fe *fileError
+		if errors.As(err, &fe) {
+			public = fe.public()
+		}
+		return fail(status, kind, scrubPath(public, e.path), err)
+	}
+	if !opts.AllowSignatureChange && !s.cfg.AllowSignatureChange {
+		if was, now := signature(old.m), signature(m); was != now {
+			if was.text == now.text {
+				was.text, now.text = was.text+" (columns named "+was.names+")", now.text+" (columns named "+now.names+")"
+			}
+			msg := fmt.Sprintf("%v: %s → %s (a load request with "+
+				`{"parameters": {"%s": true}} or kernelkit serve --allow-signature-change accepts it)`,
+				ErrSignatureChanged, was.text, now.text, AllowSignatureChangeParameter)
+			return fail(http.StatusConflict, kindSignatureChange, msg, fmt.Errorf("%w: %s → %s", ErrSignatureChanged, was.text, now.text))
+		}
 	}
 	sn := &snapshot{m: m, version: old.version + 1, vstr: versionString(old.version + 1), path: e.path, loaded: time.Now()}
 	e.cur.Store(sn)
@@ -405,12 +608,40 @@ func (s *Server) reload(e *entry) (*snapshot, error) {
 	return sn, nil
 }
 
+// sig is what a model's clients depend on, as text: its input width and
+// its outputs with their widths (text), and the column names of its input
+// and outputs (names).
+type sig struct{ text, names string }
+
+// signature returns m's signature: two models with the same one take the
+// same requests and give answers of the same form. The feature dimension
+// is not part of it (see Reloading in the package doc).
+func signature(m *model.Model) sig {
+	md := modelMetadataOf("", m, "")
+	var t, n strings.Builder
+	fmt.Fprintf(&t, "%d inputs; outputs ", m.Map.InputDim())
+	fmt.Fprintf(&n, "input %q", m.Columns)
+	for i, o := range md.Outputs {
+		if i > 0 {
+			t.WriteString(", ")
+		}
+		t.WriteString(o.Name)
+		if len(o.Shape) == 2 {
+			fmt.Fprintf(&t, "[%d]", o.Shape[1])
+		}
+		if cols, ok := o.Parameters["columns"].([]string); ok {
+			fmt.Fprintf(&n, ", %s %q", o.Name, cols)
+		}
+	}
+	return sig{t.String(), n.String()}
+}
+
 // ReloadAll reloads every model that has a file; see Reload.
 func (s *Server) ReloadAll() error {
 	var errs []error
 	for _, name := range s.names {
 		if e := s.models[name]; e.path != "" {
-			if _, err := s.reload(e); err != nil {
+			if _, err := s.reload(context.Background(), e, ReloadOptions{}); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -478,6 +709,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 // first, it closes the remaining connections and returns ctx's error.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
+	s.closingBegin()
 	err := s.http.Shutdown(ctx)
 	if err != nil {
 		err = errors.Join(err, s.http.Close())
@@ -490,6 +722,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // and the batch workers stop.
 func (s *Server) Close() error {
 	s.draining.Store(true)
+	s.closingBegin()
 	err := s.http.Close()
 	s.stopWorkers()
 	return err

@@ -25,8 +25,9 @@ type serveOptions struct {
 	maxBody                                                         int64
 	maxRows, maxBatchRows, batchWorkers                             int
 	requestTimeout, readHeaderTimeout, idleTimeout, shutdownTimeout time.Duration
-	batchWait                                                       time.Duration
-	noBatch, noRepository                                           bool
+	reloadTimeout, batchWait                                        time.Duration
+	noBatch, noRepository, enableRepository, allowSignatureChange   bool
+	allowedHosts                                                    []string
 	logFormat, logLevel                                             string
 }
 
@@ -39,11 +40,18 @@ func newServeCmd() *cobra.Command {
 			"  GET  /v2/health/live, /v2/health/ready, /v2, /v2/models/NAME, /v2/models/NAME/ready\n" +
 			"  POST /v2/models/NAME/infer       labels (and scores, calibrated probabilities) or regression values\n" +
 			"  POST /v2/models/NAME/transform   the random features of the rows\n" +
-			"  POST /v2/repository/index, /v2/repository/models/NAME/load (reload the file)\n" +
+			"  POST /v2/repository/index, /v2/repository/models/NAME/load (reload the file; with --enable-repository)\n" +
 			"  GET  /metrics                    Prometheus metrics\n" +
 			"A model's name is its file's base name without extension, or NAME in --model NAME=PATH.\n" +
-			"SIGHUP reloads every model file (a bad file leaves the old model serving); SIGINT or SIGTERM\n" +
-			"stops accepting connections, lets requests in flight finish and exits with status 0.",
+			"Every POST must have Content-Type: application/json. On a loopback address (the default) the\n" +
+			"server answers only requests whose Host header is localhost or a loopback address, or one of\n" +
+			"--allowed-hosts (protection against DNS rebinding).\n" +
+			"SIGHUP reloads every model file; a file that is not a regular file, not a valid model, not read\n" +
+			"within --reload-timeout or (without --allow-signature-change) a model with other inputs or\n" +
+			"outputs leaves the old model serving. A load request can accept such a change itself with\n" +
+			"{\"parameters\": {\"allow_signature_change\": true}}. SIGINT or SIGTERM stops accepting\n" +
+			"connections, lets requests in flight finish (for at most --shutdown-timeout, then cuts them)\n" +
+			"and exits with status 0.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -64,7 +72,14 @@ func (o *serveOptions) bind(fl *pflag.FlagSet) {
 	fl.DurationVar(&o.batchWait, "batch-wait", serve.DefaultBatchWait, "how long a batch waits for requests still being read (0: batch only what is queued)")
 	fl.IntVar(&o.maxBatchRows, "max-batch-rows", serve.DefaultMaxBatchRows, "most rows in one batched feature pass")
 	fl.IntVar(&o.batchWorkers, "batch-workers", 0, "batch workers per model (default: the number of CPUs)")
-	fl.BoolVar(&o.noRepository, "no-repository", false, "turn the repository endpoints (index, load) off")
+	fl.BoolVar(&o.enableRepository, "enable-repository", false, "turn the repository endpoints (index, load) on: clients can make the server reload model files")
+	fl.BoolVar(&o.noRepository, "no-repository", false, "the repository endpoints are off unless --enable-repository")
+	if err := fl.MarkDeprecated("no-repository", "the repository endpoints are off by default; --enable-repository turns them on"); err != nil {
+		panic(err) // the flag is defined just above
+	}
+	fl.DurationVar(&o.reloadTimeout, "reload-timeout", serve.DefaultReloadTimeout, "time to read a model file (at start and on every reload)")
+	fl.BoolVar(&o.allowSignatureChange, "allow-signature-change", false, "let reloads replace a model by one with other inputs or outputs")
+	fl.StringSliceVar(&o.allowedHosts, "allowed-hosts", nil, "host names (or host:port) a loopback server answers besides localhost and loopback addresses; * for any")
 	fl.StringVar(&o.logFormat, "log-format", "text", "log format: text or json (to standard error)")
 	fl.StringVar(&o.logLevel, "log-level", "info", "log level: debug (every request), info, warn or error")
 }
@@ -98,7 +113,8 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 		MaxBodyBytes: o.maxBody, MaxRows: o.maxRows, RequestTimeout: o.requestTimeout,
 		ReadHeaderTimeout: o.readHeaderTimeout, IdleTimeout: o.idleTimeout, ShutdownTimeout: o.shutdownTimeout,
 		DisableBatching: o.noBatch, BatchWait: o.batchWait, MaxBatchRows: o.maxBatchRows, BatchWorkers: o.batchWorkers,
-		DisableRepository: o.noRepository})
+		EnableRepository: o.enableRepository, ReloadTimeout: o.reloadTimeout, AllowSignatureChange: o.allowSignatureChange,
+		AllowedHosts: o.allowedHosts})
 	if err != nil {
 		return err
 	}
@@ -110,7 +126,16 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	go srv.ReloadOnSignal(ctx, hup)
-	return srv.Run(ctx, ln)
+	err = srv.Run(ctx, ln)
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+		// Asked to stop, the server stopped: requests still in flight
+		// after the grace period were cut, which the log says, but the
+		// shutdown itself succeeded.
+		logger.Warn("requests still in flight after the shutdown timeout were cut", "timeout", o.shutdownTimeout.String(),
+			"error", err.Error())
+		return nil
+	}
+	return err
 }
 
 // check refuses limits that are not positive (the library would read 0
@@ -120,13 +145,16 @@ func (o *serveOptions) check() error {
 		name string
 		v    time.Duration
 	}{{"--request-timeout", o.requestTimeout}, {"--read-header-timeout", o.readHeaderTimeout},
-		{"--idle-timeout", o.idleTimeout}, {"--shutdown-timeout", o.shutdownTimeout}} {
+		{"--idle-timeout", o.idleTimeout}, {"--shutdown-timeout", o.shutdownTimeout}, {"--reload-timeout", o.reloadTimeout}} {
 		if d.v <= 0 {
 			return fmt.Errorf("%s must be positive, got %v", d.name, d.v)
 		}
 	}
 	if o.maxBody <= 0 || o.maxRows <= 0 || o.maxBatchRows <= 0 || o.batchWorkers < 0 || o.batchWait < 0 {
 		return errors.New("--max-body-bytes, --max-rows and --max-batch-rows must be positive, --batch-workers and --batch-wait not negative")
+	}
+	if o.noRepository && o.enableRepository {
+		return errors.New("--no-repository and --enable-repository contradict each other")
 	}
 	return nil
 }
