@@ -1,0 +1,443 @@
+package native
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/kernelkit/kernelkit/internal/parallel"
+	"github.com/kernelkit/kernelkit/nn"
+)
+
+// Attention is the multi-head attention token mixer of the attention kinds
+// (nn's builder.attention): q, k and v affine projections of the input
+// (B·L×d), split into heads of width d_h = d/H, optionally L2-normalised
+// to norm QKNorm·d_h^(1/4) (nn's unitRows), mixed by the kind's attention
+// — softmax attention for transformer (nn.SoftmaxAttention), FAVOR+
+// linear attention for performer (nn.LinearAttention), angular hybrid
+// random-feature attention for hrf (nn.HybridAttention), bidirectional or
+// causal, with a key-padding mask — then merged and mapped by the output
+// affine map.
+//
+// Softmax attention costs O(L²) per head; FAVOR+ and HRF cost O(L) per
+// head and never form an L×L matrix (causal forms: chunks of
+// min(Chunk, L) rows, a chunk×chunk block inside each). Heads run in
+// parallel, one (batch, head) pair per work item; the parameter gradients
+// are summed over fixed row chunks merged in chunk order, so results do
+// not depend on scheduling.
+//
+// Forward's result and Backward's input gradient are buffers of the layer,
+// overwritten by the next call. Backward must follow the Forward whose
+// gradient it takes.
+type Attention[T Float] struct {
+	// Wq, Bq, Wk, Bk, Wv, Bv, Wo and Bo are the affine maps, d×d and d
+	// ("wq", "bq", …, trainable unless the backbone is frozen).
+	Wq, Bq, Wk, Bk, Wv, Bv, Wo, Bo *Param[T]
+	// Omega is the fixed projection of FAVOR+ (Features×d_h) or of HRF's
+	// positive estimator (HRFM×d_h); OmegaTrig (HRFM×d_h) and Tau
+	// (HRFN×d_h) are HRF's trigonometric and sgn projections. They are nil
+	// where the kind has none.
+	Omega, OmegaTrig, Tau *Param[T]
+
+	kind         string
+	width, heads int
+	dh           int
+	causal       bool
+	chunk        int     // cfg.Chunk (causal FAVOR+ and HRF)
+	qkNorm       float64 // row norm r of q and k; 0: none
+	m, n         int     // FAVOR+ features, or HRF's M and N
+
+	mask    []T // B·L key mask, nil for none
+	bsz, l  int // shape of the last Forward
+	forward bool
+
+	x, q, k, v []T // input copy and projections (B·L×d)
+	qs, ks     []T // row norms per head (B·L×H), with QK normalisation
+	qn, kn     []T // normalised q and k (aliases of q, k without it)
+	o, y       []T // merged attention output and layer output
+	do, dq     []T
+	dk, dv, dx []T
+	state      []T // per-head state saved for the backward pass
+	stride     int // elements of state per head
+	ws         []*headScratch[T]
+	gs         gradScratch[T]
+}
+
+// headScratch is one worker's scratch space, a set of numbered buffers
+// grown on demand and reused across calls.
+type headScratch[T Float] struct {
+	bufs [24][]T
+}
+
+// buf returns scratch buffer i resized to n elements (contents undefined).
+func (s *headScratch[T]) buf(i, n int) []T {
+	s.bufs[i] = growSlice(s.bufs[i], n)
+	return s.bufs[i]
+}
+
+// NewAttention returns the attention mixer of an attention-kind
+// configuration (after Defaults and Validate) with zeroed parameters
+// under scope (e.g. "/block_0/mix"), named and shaped as nn creates them.
+// It panics if the kind is not an attention kind.
+func NewAttention[T Float](cfg *nn.ModelConfig, scope string) *Attention[T] {
+	if !cfg.IsAttention() {
+		panic(fmt.Sprintf("native: %q is not an attention kind", cfg.Kind))
+	}
+	d := cfg.Width
+	dh := d / cfg.Heads
+	train := !cfg.FreezeBackbone
+	a := &Attention[T]{
+		kind: cfg.Kind, width: d, heads: cfg.Heads, dh: dh, causal: cfg.Causal, chunk: cfg.Chunk,
+		Wq: newParam[T](scope, "wq", train, d, d), Bq: newParam[T](scope, "bq", train, d),
+		Wk: newParam[T](scope, "wk", train, d, d), Bk: newParam[T](scope, "bk", train, d),
+		Wv: newParam[T](scope, "wv", train, d, d), Bv: newParam[T](scope, "bv", train, d),
+		Wo: newParam[T](scope, "wo", train, d, d), Bo: newParam[T](scope, "bo", train, d),
+	}
+	if cfg.QKNorm > 0 {
+		a.qkNorm = cfg.QKNorm * math.Pow(float64(dh), 0.25)
+	}
+	switch cfg.Kind {
+	case nn.KindPerformer:
+		a.m = cfg.Features
+		a.Omega = newParam[T](scope, "omega", false, a.m, dh)
+	case nn.KindHRF:
+		a.m, a.n = cfg.HRFM, cfg.HRFN
+		a.Omega = newParam[T](scope, "omega", false, a.m, dh)
+		a.OmegaTrig = newParam[T](scope, "omega_trig", false, a.m, dh)
+		a.Tau = newParam[T](scope, "tau", false, a.n, dh)
+	}
+	return a
+}
+
+// Params returns the layer's parameters in the order nn creates them: wq,
+// bq, wk, bk, wv, bv, the fixed projections, wo, bo.
+func (a *Attention[T]) Params() []*Param[T] {
+	ps := []*Param[T]{a.Wq, a.Bq, a.Wk, a.Bk, a.Wv, a.Bv}
+	for _, p := range []*Param[T]{a.Omega, a.OmegaTrig, a.Tau} {
+		if p != nil {
+			ps = append(ps, p)
+		}
+	}
+	return append(ps, a.Wo, a.Bo)
+}
+
+// SetMask sets the key-padding mask of the following Forward calls: B·L
+// entries, 1 for a real token and 0 for padding (nil: none). Softmax
+// attention ignores keys whose entry is not positive; FAVOR+ and HRF
+// multiply each key's terms by its entry, as nn does. The mask is copied.
+func (a *Attention[T]) SetMask(mask []T) {
+	if mask == nil {
+		a.mask = nil
+		return
+	}
+	a.mask = append(a.mask[:0], mask...)
+}
+
+// chunkLen returns the causal chunk length for sequences of length l.
+func (a *Attention[T]) chunkLen(l int) int {
+	c := a.chunk
+	if c <= 0 || c > l {
+		c = l
+	}
+	if l%c != 0 {
+		panic(fmt.Sprintf("native: causal chunk %d does not divide the length %d", c, l))
+	}
+	return c
+}
+
+// headState returns the saved state of head z.
+func (a *Attention[T]) headState(z int) []T { return a.state[z*a.stride : (z+1)*a.stride] }
+
+// stateStride returns the state elements per head for sequences of
+// length l.
+func (a *Attention[T]) stateStride(l int) int {
+	w := a.dh + 1
+	switch a.kind {
+	case nn.KindPerformer:
+		return 2*l*a.m + l*w
+	case nn.KindHRF:
+		return 8*l*a.m + 3*l*(1+a.n) + l*w
+	}
+	return l * l
+}
+
+// Forward returns the mixer's output (B·L×d) for x (B·L×d, row-major, B
+// sequences of L rows). It panics on slices of the wrong length, and for
+// causal FAVOR+ or HRF when min(Chunk, L) does not divide L.
+func (a *Attention[T]) Forward(x []T, B, L int) []T {
+	d, nr := a.width, B*L
+	if len(x) != nr*d {
+		panic(fmt.Sprintf("native: attention input has %d elements, want %d·%d·%d", len(x), B, L, d))
+	}
+	if a.mask != nil && len(a.mask) != nr {
+		panic(fmt.Sprintf("native: attention mask has %d entries, want %d", len(a.mask), nr))
+	}
+	if a.causal && a.kind != nn.KindTransformer {
+		a.chunkLen(L)
+	}
+	a.bsz, a.l, a.forward = B, L, true
+	a.x = growSlice(a.x, nr*d)
+	copy(a.x, x)
+	a.q, a.k, a.v = growSlice(a.q, nr*d), growSlice(a.k, nr*d), growSlice(a.v, nr*d)
+	rowAffineForward(a.q, a.x, a.Wq.Value, a.Bq.Value, nr, d, d)
+	rowAffineForward(a.k, a.x, a.Wk.Value, a.Bk.Value, nr, d, d)
+	rowAffineForward(a.v, a.x, a.Wv.Value, a.Bv.Value, nr, d, d)
+	if a.qkNorm > 0 {
+		a.qn, a.kn = growSlice(a.qn, nr*d), growSlice(a.kn, nr*d)
+		a.qs, a.ks = growSlice(a.qs, nr*a.heads), growSlice(a.ks, nr*a.heads)
+		a.normRows(a.qn, a.qs, a.q, nr)
+		a.normRows(a.kn, a.ks, a.k, nr)
+	} else {
+		a.qn, a.kn = a.q, a.k
+	}
+	a.o = growSlice(a.o, nr*d)
+	a.stride = a.stateStride(L)
+	a.state = growSlice(a.state, B*a.heads*a.stride)
+	a.runHeads(false)
+	a.y = growSlice(a.y, nr*d)
+	rowAffineForward(a.y, a.o, a.Wo.Value, a.Bo.Value, nr, d, d)
+	return a.y
+}
+
+// Backward takes the gradient dy (B·L×d) of the last Forward's output,
+// adds the gradients of the trainable parameters to their Grad and returns
+// the gradient of the input. The fixed projections get no gradient.
+func (a *Attention[T]) Backward(dy []T) []T {
+	if !a.forward {
+		panic("native: attention Backward without Forward")
+	}
+	d, nr := a.width, a.bsz*a.l
+	if len(dy) != nr*d {
+		panic(fmt.Sprintf("native: attention output gradient has %d elements, want %d", len(dy), nr*d))
+	}
+	a.do = growSlice(a.do, nr*d)
+	rowAffineBackward(&a.gs, a.do, false, dy, a.o, a.Wo, a.Bo, nr, d, d)
+	a.dq, a.dk, a.dv = growSlice(a.dq, nr*d), growSlice(a.dk, nr*d), growSlice(a.dv, nr*d)
+	a.runHeads(true)
+	if a.qkNorm > 0 {
+		a.normRowsBackward(a.dq, a.q, a.qs, nr)
+		a.normRowsBackward(a.dk, a.k, a.ks, nr)
+	}
+	a.dx = growSlice(a.dx, nr*d)
+	rowAffineBackward(&a.gs, a.dx, false, a.dq, a.x, a.Wq, a.Bq, nr, d, d)
+	rowAffineBackward(&a.gs, a.dx, true, a.dk, a.x, a.Wk, a.Bk, nr, d, d)
+	rowAffineBackward(&a.gs, a.dx, true, a.dv, a.x, a.Wv, a.Bv, nr, d, d)
+	return a.dx
+}
+
+// runHeads runs the kind's forward (or backward) pass of every (batch,
+// head) pair, in parallel.
+func (a *Attention[T]) runHeads(backward bool) {
+	z := a.bsz * a.heads
+	workers := parallel.Workers(z)
+	for len(a.ws) < workers {
+		a.ws = append(a.ws, &headScratch[T]{})
+	}
+	parallel.Chunks(z, 1, func(worker, lo, hi int) {
+		s := a.ws[worker]
+		for h := lo; h < hi; h++ {
+			switch {
+			case a.kind == nn.KindPerformer && !backward:
+				a.favorForward(s, h)
+			case a.kind == nn.KindPerformer:
+				a.favorBackward(s, h)
+			case a.kind == nn.KindHRF && !backward:
+				a.hrfForward(s, h)
+			case a.kind == nn.KindHRF:
+				a.hrfBackward(s, h)
+			case !backward:
+				a.softmaxForward(s, h)
+			default:
+				a.softmaxBackward(s, h)
+			}
+		}
+	})
+}
+
+// normRows sets every head's row of dst to r·x/√(‖x‖² + 1e-12) and norms
+// to √(‖x‖² + 1e-12) (nn's unitRows), for nr rows of x (nr×d).
+func (a *Attention[T]) normRows(dst, norms, x []T, nr int) {
+	dh, r := a.dh, a.qkNorm
+	parallel.Chunks(nr, mixRowChunk, func(_, lo, hi int) {
+		for i := lo * a.heads; i < hi*a.heads; i++ {
+			row := x[i*dh : (i+1)*dh]
+			var ss float64
+			for _, v := range row {
+				ss += float64(v) * float64(v)
+			}
+			s := math.Sqrt(ss + 1e-12)
+			norms[i] = T(s)
+			f := r / s
+			for j, v := range row {
+				dst[i*dh+j] = T(float64(v) * f)
+			}
+		}
+	})
+}
+
+// normRowsBackward replaces the gradient g of normRows' output by that of
+// its input x: (r/s)·(g − x(x·g)/s²) per head row.
+func (a *Attention[T]) normRowsBackward(g, x, norms []T, nr int) {
+	dh, r := a.dh, a.qkNorm
+	parallel.Chunks(nr, mixRowChunk, func(_, lo, hi int) {
+		for i := lo * a.heads; i < hi*a.heads; i++ {
+			xr, gr := x[i*dh:(i+1)*dh], g[i*dh:(i+1)*dh]
+			s := float64(norms[i])
+			var xg float64
+			for j, v := range xr {
+				xg += float64(v) * float64(gr[j])
+			}
+			f, c := r/s, xg/(s*s)
+			for j, v := range xr {
+				gr[j] = T(f * (float64(gr[j]) - float64(v)*c))
+			}
+		}
+	})
+}
+
+// gather copies head z's rows (L×d_h) of src (B·L×d) into dst with row
+// stride ld, times scale.
+func (a *Attention[T]) gather(dst []T, ld int, src []T, z int, scale T) {
+	b, h := z/a.heads, z%a.heads
+	d, dh := a.width, a.dh
+	for l := 0; l < a.l; l++ {
+		s := src[(b*a.l+l)*d+h*dh:][:dh]
+		r := dst[l*ld:][:dh]
+		for j, v := range s {
+			r[j] = scale * v
+		}
+	}
+}
+
+// scatter writes src (L×d_h, row stride ld) times scale into head z's
+// rows of dst (B·L×d).
+func (a *Attention[T]) scatter(dst, src []T, ld int, z int, scale T) {
+	b, h := z/a.heads, z%a.heads
+	d, dh := a.width, a.dh
+	for l := 0; l < a.l; l++ {
+		r := dst[(b*a.l+l)*d+h*dh:][:dh]
+		for j, v := range src[l*ld:][:dh] {
+			r[j] = scale * v
+		}
+	}
+}
+
+// headMask returns the key mask of head z's sequence, nil for none.
+func (a *Attention[T]) headMask(z int) []T {
+	if a.mask == nil {
+		return nil
+	}
+	b := z / a.heads
+	return a.mask[b*a.l : (b+1)*a.l]
+}
+
+// Scratch buffer indices of the softmax head passes.
+const (
+	smQ = iota
+	smK
+	smV
+	smDO
+	smDP
+	smDQ
+	smDK
+	smDV
+	smVis
+)
+
+// softmaxForward computes softmax(qkᵀ/√d_h)v for head z, saving the
+// probabilities (L×L). Keys after the query (causal) or with a mask entry
+// that is not positive get probability zero; a query that sees no key
+// gets the uniform distribution over all L keys, as nn's −1e30 scores
+// give.
+func (a *Attention[T]) softmaxForward(s *headScratch[T], z int) {
+	L, dh := a.l, a.dh
+	q, k, v := s.buf(smQ, L*dh), s.buf(smK, L*dh), s.buf(smV, L*dh)
+	a.gather(q, dh, a.qn, z, 1)
+	a.gather(k, dh, a.kn, z, 1)
+	a.gather(v, dh, a.v, z, 1)
+	p := a.headState(z)
+	gemm(false, true, L, L, dh, T(1/math.Sqrt(float64(dh))), q, dh, k, dh, 0, p, L)
+	mask := a.headMask(z)
+	for i := 0; i < L; i++ {
+		row := p[i*L : (i+1)*L]
+		hi := L
+		if a.causal {
+			hi = i + 1
+		}
+		mx, seen := math.Inf(-1), false
+		for j := 0; j < hi; j++ {
+			if mask == nil || mask[j] > 0 {
+				mx, seen = math.Max(mx, float64(row[j])), true
+			}
+		}
+		if !seen {
+			for j := range row {
+				row[j] = T(1 / float64(L))
+			}
+			continue
+		}
+		var sum float64
+		for j := range row {
+			if j < hi && (mask == nil || mask[j] > 0) {
+				e := math.Exp(float64(row[j]) - mx)
+				row[j] = T(e)
+				sum += e
+			} else {
+				row[j] = 0
+			}
+		}
+		inv := 1 / sum
+		for j := 0; j < hi; j++ {
+			row[j] = T(float64(row[j]) * inv)
+		}
+	}
+	o := s.buf(smDO, L*dh)
+	gemm(false, false, L, dh, L, 1, p, L, v, dh, 0, o, dh)
+	a.scatter(a.o, o, dh, z, 1)
+}
+
+// softmaxBackward computes head z's gradients of q, k and v from that of
+// its output: dS = P ⊙ (dP − rowsum(dP ⊙ P)) with dP = dO·vᵀ, zero on the
+// masked scores (nn replaces them by a constant).
+func (a *Attention[T]) softmaxBackward(s *headScratch[T], z int) {
+	L, dh := a.l, a.dh
+	q, k, v := s.buf(smQ, L*dh), s.buf(smK, L*dh), s.buf(smV, L*dh)
+	a.gather(q, dh, a.qn, z, 1)
+	a.gather(k, dh, a.kn, z, 1)
+	a.gather(v, dh, a.v, z, 1)
+	do := s.buf(smDO, L*dh)
+	a.gather(do, dh, a.do, z, 1)
+	p := a.headState(z)
+	dp := s.buf(smDP, L*L)
+	gemm(false, true, L, L, dh, 1, do, dh, v, dh, 0, dp, L)
+	mask := a.headMask(z)
+	for i := 0; i < L; i++ {
+		prow, drow := p[i*L:(i+1)*L], dp[i*L:(i+1)*L]
+		hi := L
+		if a.causal {
+			hi = i + 1
+		}
+		seen := false
+		for j := 0; j < hi && !seen; j++ {
+			seen = mask == nil || mask[j] > 0
+		}
+		if !seen {
+			clear(drow)
+			continue
+		}
+		var dot float64
+		for j := 0; j < hi; j++ {
+			dot += float64(drow[j]) * float64(prow[j])
+		}
+		for j := range drow {
+			drow[j] = T(float64(prow[j]) * (float64(drow[j]) - dot))
+		}
+	}
+	sc := T(1 / math.Sqrt(float64(dh)))
+	dq, dk, dv := s.buf(smDQ, L*dh), s.buf(smDK, L*dh), s.buf(smDV, L*dh)
+	gemm(false, false, L, dh, L, sc, dp, L, k, dh, 0, dq, dh)
+	gemm(true, false, L, dh, L, sc, dp, L, q, dh, 0, dk, dh)
+	gemm(true, false, L, dh, L, 1, p, L, do, dh, 0, dv, dh)
+	a.scatter(a.dq, dq, dh, z, 1)
+	a.scatter(a.dk, dk, dh, z, 1)
+	a.scatter(a.dv, dv, dh, z, 1)
+}

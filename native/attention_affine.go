@@ -1,0 +1,138 @@
+package native
+
+import (
+	"math"
+
+	"github.com/kernelkit/kernelkit/internal/parallel"
+)
+
+// mixRowChunk is the number of rows per work item of the row-parallel
+// affine maps and activations of the attention, FFN and adapter layers.
+// It is a constant, so that the parameter-gradient partial sums, one per
+// chunk merged in chunk order, are the same on every machine.
+const mixRowChunk = 256
+
+// growSlice returns s resized to n elements, reallocated only when its
+// capacity is too small; the contents are not cleared.
+func growSlice[T Float](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// rowAffineForward sets y (n×out) to x·W + b for x (n×in), W (in×out) and
+// b (out entries; nil for none), row chunks in parallel.
+func rowAffineForward[T Float](y, x, w, b []T, n, in, out int) {
+	parallel.Chunks(n, mixRowChunk, func(_, lo, hi int) {
+		yc := y[lo*out : hi*out]
+		var beta T
+		if b != nil {
+			for r := 0; r < hi-lo; r++ {
+				copy(yc[r*out:(r+1)*out], b)
+			}
+			beta = 1
+		}
+		gemm(false, false, hi-lo, out, in, 1, x[lo*in:hi*in], in, w, out, beta, yc, out)
+	})
+}
+
+// gradScratch holds per-worker partial parameter gradients of the
+// row-parallel backward passes, reused across calls.
+type gradScratch[T Float] struct {
+	parts [][]T
+}
+
+// get returns worker scratch of n elements for workers workers.
+func (g *gradScratch[T]) get(workers, worker, n int) []T {
+	if len(g.parts) < workers {
+		g.parts = append(g.parts, make([][]T, workers-len(g.parts))...)
+	}
+	g.parts[worker] = growSlice(g.parts[worker], n)
+	return g.parts[worker]
+}
+
+// rowAffineBackward is the backward pass of rowAffineForward for the
+// output gradient dy (n×out): it sets dx (n×in) to dy·Wᵀ, or adds it when
+// accumulate is set (dx nil: not computed), and, when w is trainable, adds
+// xᵀ·dy to w.Grad and the column sums of dy to b.Grad (b nil: no bias).
+// The parameter gradients are summed over fixed row chunks, each chunk's
+// partial added in chunk order (parallel.Ordered), so the result does not
+// depend on scheduling or on the number of cores.
+func rowAffineBackward[T Float](gs *gradScratch[T], dx []T, accumulate bool, dy, x []T, w, b *Param[T], n, in, out int) {
+	grads := w.Trainable
+	if !grads {
+		if dx == nil {
+			return
+		}
+		var beta T
+		if accumulate {
+			beta = 1
+		}
+		parallel.Chunks(n, mixRowChunk, func(_, lo, hi int) {
+			gemm(false, true, hi-lo, in, out, 1, dy[lo*out:hi*out], out, w.Value, out, beta, dx[lo*in:hi*in], in)
+		})
+		return
+	}
+	workers := parallel.Workers((n + mixRowChunk - 1) / mixRowChunk)
+	for k := 0; k < workers; k++ {
+		gs.get(workers, k, in*out+out)
+	}
+	parallel.Ordered(n, mixRowChunk, func(worker, lo, hi int) {
+		dyc := dy[lo*out : hi*out]
+		if dx != nil {
+			var beta T
+			if accumulate {
+				beta = 1
+			}
+			gemm(false, true, hi-lo, in, out, 1, dyc, out, w.Value, out, beta, dx[lo*in:hi*in], in)
+		}
+		part := gs.parts[worker][:in*out+out]
+		gemm(true, false, in, out, hi-lo, 1, x[lo*in:hi*in], in, dyc, out, 0, part, out)
+		pb := part[in*out:]
+		clear(pb)
+		for r := 0; r < hi-lo; r++ {
+			for j, v := range dyc[r*out : (r+1)*out] {
+				pb[j] += v
+			}
+		}
+	}, func(worker, _, _ int) {
+		part := gs.parts[worker][:in*out+out]
+		for i, v := range part[:in*out] {
+			w.Grad[i] += v
+		}
+		if b != nil && b.Trainable {
+			for j, v := range part[in*out:] {
+				b.Grad[j] += v
+			}
+		}
+	})
+}
+
+// geluExact returns GELU(x) = x·Φ(x) with the normal CDF Φ by erf, the
+// exact form of GoMLX's activations.Gelu.
+func geluExact(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }
+
+// geluExactGrad returns GELU'(x) = Φ(x) + x·φ(x).
+func geluExactGrad(x float64) float64 {
+	return 0.5*(1+math.Erf(x/math.Sqrt2)) + x*math.Exp(-0.5*x*x)/math.Sqrt(2*math.Pi)
+}
+
+// rowGELUForward sets y = GELU(h) elementwise (n rows of width w), row
+// chunks in parallel.
+func rowGELUForward[T Float](y, h []T, n, w int) {
+	parallel.Chunks(n, mixRowChunk, func(_, lo, hi int) {
+		for i := lo * w; i < hi*w; i++ {
+			y[i] = T(geluExact(float64(h[i])))
+		}
+	})
+}
+
+// rowGELUBackward sets dh = dy ⊙ GELU'(h) elementwise (n rows of width w).
+func rowGELUBackward[T Float](dh, dy, h []T, n, w int) {
+	parallel.Chunks(n, mixRowChunk, func(_, lo, hi int) {
+		for i := lo * w; i < hi*w; i++ {
+			dh[i] = dy[i] * T(geluExactGrad(float64(h[i])))
+		}
+	})
+}
