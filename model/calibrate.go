@@ -8,7 +8,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/calibrate"
-	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/internal/parallel"
@@ -31,8 +30,15 @@ import (
 //
 // It differs from scikit-learn's in these points:
 //
-//   - the folds are the rows i mod F (those of k-fold λ selection), not
-//     stratified by class (scikit-learn's StratifiedKFold) nor shuffled;
+//   - the folds are stratified by class without shuffling, as
+//     scikit-learn's StratifiedKFold(shuffle=False) but assigned
+//     round-robin: the rows of positive weight are ordered by class (in
+//     row order within a class) and the p-th goes to fold p mod F (see
+//     calibrationOrder); rows of weight zero come last. Each class needs
+//     at least F rows of positive weight (an error otherwise, as
+//     scikit-learn's), so every fold's complement has every class. K-fold
+//     λ selection in a calibrated fit uses the same folds (without
+//     calibration its folds are the rows i mod F);
 //   - the fold models share the λ chosen on all rows, the scaler
 //     (Options.Standardize) fitted on all rows and the one feature map
 //     (drawn from all rows where it depends on the data), where
@@ -80,15 +86,102 @@ func (opt Options) fitFolds() (int, error) {
 	return k, nil
 }
 
-// calibrate fits m.Calibration on the out-of-fold scores of the rows x
-// (after the scaler) of train, whose per-fold statistics are stats, with
-// the λ of m.Linear; w are the rows' weights in the sigmoid fits (nil: 1
-// each).
-func (m *Model) calibrate(ctx context.Context, x *mat.Dense, train *data.Dataset, stats []*linear.Stats, w []float64) error {
-	labels, _, err := train.Labels()
-	if err != nil {
-		return err
+// calibrationOrder returns the order in which Fit adds the rows for a
+// calibration with folds folds, so that the row at position p of the order
+// goes to fold p mod folds and the folds are stratified: first the rows of
+// positive weight (w[i] > 0, the ridge weights; every row when w is nil)
+// class by class, in row order within a class, then the rows of weight
+// zero, in row order (they weigh nothing, and where they go does not
+// change the folds of the others). The rows of positive weight of a class
+// thus take consecutive positions, and a class with at least folds of them
+// has some in every fold — and so in every fold's complement, the training
+// part of its out-of-fold model. It is an error for a class (of the k) to
+// have fewer: its out-of-fold scores would come from models that never saw
+// it (scikit-learn's CalibratedClassifierCV refuses the same).
+func calibrationOrder(labels []int, k int, w []float64, folds int) ([]int, error) {
+	count := make([]int, k)
+	zero := 0
+	for i, l := range labels {
+		if w != nil && !(w[i] > 0) {
+			zero++
+			continue
+		}
+		count[l]++
 	}
+	for c, n := range count {
+		if n == 0 {
+			return nil, fmt.Errorf("model: calibration: class %d has no rows of positive weight; its probability cannot be calibrated", c)
+		}
+		if n < folds {
+			return nil, fmt.Errorf("model: calibration with %d folds needs at least %d rows of positive weight in each class, class %d has %d; use fewer folds (--folds) or more rows", folds, folds, c, n)
+		}
+	}
+	start := make([]int, k+1) // start of each class's rows in the order; start[k]: the zero-weight rows
+	for c, n := range count {
+		start[c+1] = start[c] + n
+	}
+	order := make([]int, len(labels))
+	for i, l := range labels {
+		if w != nil && !(w[i] > 0) {
+			l = k
+		}
+		order[start[l]] = i
+		start[l]++
+	}
+	return order, nil
+}
+
+// permuteRows returns the matrix whose row j is row order[j] of a: a
+// itself, permuted in place, when own is set (a belongs to the caller),
+// else a new matrix.
+func permuteRows(a *mat.Dense, order []int, own bool) *mat.Dense {
+	r, c := a.Dims()
+	if !own {
+		out := mat.NewDense(r, c, nil)
+		for j, i := range order {
+			copy(out.RawRowView(j), a.RawRowView(i))
+		}
+		return out
+	}
+	done := make([]bool, r)
+	tmp := make([]float64, c)
+	for s := range r {
+		if done[s] || order[s] == s {
+			continue
+		}
+		// Follow the cycle of s: each row is read before it is written.
+		copy(tmp, a.RawRowView(s))
+		for j := s; ; {
+			done[j] = true
+			i := order[j]
+			if i == s {
+				copy(a.RawRowView(j), tmp)
+				break
+			}
+			copy(a.RawRowView(j), a.RawRowView(i))
+			j = i
+		}
+	}
+	return a
+}
+
+// permuted returns the values of v in order (nil for nil).
+func permuted[T any](v []T, order []int) []T {
+	if v == nil {
+		return nil
+	}
+	out := make([]T, len(order))
+	for j, i := range order {
+		out[j] = v[i]
+	}
+	return out
+}
+
+// calibrate fits m.Calibration on the out-of-fold scores of the rows x
+// (after the scaler) with class indices labels, whose per-fold statistics
+// are stats (row i in fold i mod len(stats)), with the λ of m.Linear; w
+// are the rows' weights in the sigmoid fits (nil: 1 each).
+func (m *Model) calibrate(ctx context.Context, x *mat.Dense, labels []int, stats []*linear.Stats, w []float64) error {
 	scores, err := outOfFold(ctx, m.Map, x, stats, m.Linear.Lambda)
 	if err != nil {
 		return err

@@ -18,17 +18,29 @@ import (
 
 // TestOutOfFoldScores: the out-of-fold score of row i equals the
 // prediction of the model fitted by Fit, with the same map and λ, on the
-// rows outside fold i mod F — the complement solved from the fold
-// statistics is that model up to the rounding of the sums (1e-9) — and
-// Fit's calibration is calibrate.Fit on exactly these scores.
+// rows outside fold i mod F of the rows in the stratified order of
+// calibrationOrder — the complement solved from the fold statistics is
+// that model up to the rounding of the sums (1e-9) — and Fit's
+// calibration is calibrate.Fit on exactly these scores.
 func TestOutOfFoldScores(t *testing.T) {
 	ctx := context.Background()
+	const folds, lambda = 4, 0.5
 	d := smallSet(t)
+	{
+		labels, k, err := d.Labels()
+		if err != nil {
+			t.Fatal(err)
+		}
+		order, err := calibrationOrder(labels, k, nil, folds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d = d.Subset(order)
+	}
 	mp, err := features.New(features.Config{Kernel: "rbf", Gamma: 1.0 / 16, Features: 64, Seed: 1}, d.Cols())
 	if err != nil {
 		t.Fatal(err)
 	}
-	const folds, lambda = 4, 0.5
 	m, err := Fit(ctx, Options{Task: Classification, Map: mp, Lambda: lambda, Calibrate: true, Folds: folds}, d)
 	if err != nil {
 		t.Fatal(err)
@@ -353,9 +365,10 @@ func sigmoidDiff(a, b *calibrate.Platt) float64 {
 }
 
 // TestCalibrationWeights: Fit's calibration is calibrate.FitWeighted on
-// the out-of-fold scores of the weighted fit with the rows' sample
-// weights, not their products with the class weights (which weigh the
-// ridge statistics only, as in scikit-learn), bit for bit.
+// the out-of-fold scores of the weighted fit (in the stratified order of
+// calibrationOrder, zero-weight rows last) with the rows' sample weights,
+// not their products with the class weights (which weigh the ridge
+// statistics only, as in scikit-learn), bit for bit.
 func TestCalibrationWeights(t *testing.T) {
 	ctx := context.Background()
 	d := smallSet(t)
@@ -385,18 +398,25 @@ func TestCalibrationWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	order, err := calibrationOrder(labels, k, rows, folds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := permuteRows(d.X, order, false)
+	targets = permuteRows(targets, order, true)
+	labels, rows, sw = permuted(labels, order), permuted(rows, order), permuted(sw, order)
 	acc, err := newAccumulator(mp, k, folds, 0, d.Rows(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := acc.add(ctx, d.X, targets, rows, nil); err != nil {
+	if err := acc.add(ctx, x, targets, rows, nil); err != nil {
 		t.Fatal(err)
 	}
 	stats, err := acc.Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	oof, err := outOfFold(ctx, mp, d.X, stats, lambda)
+	oof, err := outOfFold(ctx, mp, x, stats, lambda)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -270,6 +270,18 @@ func Fit(ctx context.Context, opt Options, train *data.Dataset) (*Model, error) 
 		return nil, fmt.Errorf("model: k-fold needs folds ≤ rows, got %d folds for %d rows", folds, train.Rows())
 	}
 	n := train.Rows()
+	if opt.Calibrate {
+		// Stratified folds (see calibrationOrder): the rows, their
+		// targets and weights in the order whose position p goes to
+		// fold p mod folds.
+		order, err := calibrationOrder(labels, m.Classes, w, folds)
+		if err != nil {
+			return nil, err
+		}
+		x = permuteRows(x, order, x != train.X)
+		targets = permuteRows(targets, order, true)
+		labels, w, sw = permuted(labels, order), permuted(w, order), permuted(sw, order)
+	}
 	acc, err := opt.newStats(mp, targets.RawMatrix().Cols, folds, n)
 	if err != nil {
 		return nil, err
@@ -289,7 +301,7 @@ func Fit(ctx context.Context, opt Options, train *data.Dataset) (*Model, error) 
 		return nil, err
 	}
 	if opt.Calibrate {
-		if err := m.calibrate(ctx, x, train, stats, sw); err != nil {
+		if err := m.calibrate(ctx, x, labels, stats, sw); err != nil {
 			return nil, err
 		}
 	}

@@ -3,11 +3,17 @@ package model
 import (
 	"context"
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/kernelkit/kernelkit/calibrate"
+	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
+	"github.com/kernelkit/kernelkit/linear"
 )
 
 // TestOneClassOfPositiveWeight (issue 22): a classification in which one
@@ -132,5 +138,112 @@ func TestFoldCountChecks(t *testing.T) {
 	got = 0
 	if _, err := Fit(ctx, dev, ds); err == nil || !strings.Contains(err.Error(), "would need 12.1 MiB") || got != 0 {
 		t.Errorf("device accumulator beyond the limit: error %v, accumulator called with %d folds", err, got)
+	}
+}
+
+// clusters returns n rows of three well-separated clusters in the plane,
+// row i of cluster (and label) i mod 3 at a distance of 0.5 from its
+// centre: the layout of issue 22, whose folds i mod 3 each held one class
+// only.
+func clusters(n, phase int) *data.Dataset {
+	centres := [3][2]float64{{0, 0}, {6, 0}, {0, 6}}
+	x := mat.NewDense(n, 2, nil)
+	y := make([]float64, n)
+	for i := range n {
+		c := i % 3
+		a := float64(i*7 + phase)
+		x.Set(i, 0, centres[c][0]+0.5*math.Cos(a))
+		x.Set(i, 1, centres[c][1]+0.5*math.Sin(a))
+		y[i] = float64(c)
+	}
+	return &data.Dataset{X: x, Y: y, Names: []string{"a", "b"}}
+}
+
+// TestStratifiedCalibration (issue 22): with labels i mod 3 and 3 folds,
+// folds i mod 3 would each hold one class, so that every out-of-fold model
+// lacks the class it scores and the calibrated probabilities contradict
+// the labels (log-loss 4.4). The folds are stratified: every fold's
+// complement has every class, the calibrated probabilities of 30 test
+// rows of the same clusters put the most mass on the true class and their
+// log-loss is below that of the uniform guess, ln 3. A class with fewer
+// rows of positive weight than folds, or none (class weight zero), is
+// refused.
+func TestStratifiedCalibration(t *testing.T) {
+	ctx := context.Background()
+	const folds = 3
+	train, test := clusters(30, 0), clusters(30, 1)
+	labels, k, err := train.Labels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	order, err := calibrationOrder(labels, k, nil, folds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for f := range folds {
+		seen := make([]bool, k)
+		for p, i := range order {
+			if p%folds != f {
+				seen[labels[i]] = true
+			}
+		}
+		for c, ok := range seen {
+			if !ok {
+				t.Errorf("the complement of fold %d has no row of class %d", f, c)
+			}
+		}
+	}
+	opt := Options{Task: Classification, Lambda: 1e-3, Calibrate: true, Folds: folds, Standardize: true,
+		Features: features.Config{Kernel: "rbf", Gamma: 0.5, Features: 64, Seed: 1}}
+	m, err := Fit(ctx, opt, train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Probabilities(test.X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testLabels, _, err := test.Labels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := 0
+	for i, l := range testLabels {
+		if linear.Argmax(mat.NewDense(1, k, p.RawRowView(i)))[0] != l {
+			wrong++
+		}
+	}
+	ll, err := calibrate.LogLoss(p, testLabels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("calibrated probabilities: %d of 30 test rows contradict their labels, log-loss %.4g", wrong, ll)
+	if wrong > 0 || !(ll < math.Log(3)) {
+		t.Errorf("calibrated probabilities contradict %d of 30 labels, log-loss %.4g (want none, below ln 3 = %.4g)", wrong, ll, math.Log(3))
+	}
+
+	few := clusters(30, 0)
+	few.Y[2], few.Y[5] = 0, 0 // class 2 keeps 8 rows
+	for _, c := range []struct {
+		name  string
+		ds    *data.Dataset
+		folds int
+		class map[int]float64
+		want  string
+	}{
+		{"8 rows, 9 folds", few, 9, nil, "9 folds needs at least 9 rows of positive weight in each class, class 2 has 8"},
+		{"class weight zero", train, 3, map[int]float64{1: 0}, "class 1 has no rows of positive weight"},
+	} {
+		o := opt
+		o.Folds, o.ClassWeights = c.folds, c.class
+		if _, err := Fit(ctx, o, c.ds); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
+	}
+	few.Y[8] = 0 // class 2 keeps 7 rows; 7 folds do
+	o := opt
+	o.Folds = 7
+	if _, err := Fit(ctx, o, few); err != nil {
+		t.Errorf("7 rows of a class, 7 folds: %v", err)
 	}
 }
