@@ -1,0 +1,49 @@
+package native
+
+import (
+	"testing"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
+
+	"github.com/kernelkit/kernelkit/nn"
+)
+
+func TestAdaptersMatchGoMLX(t *testing.T) {
+	for _, tc := range []struct {
+		adapter, scope string
+		size           int
+		frozen         bool
+	}{
+		{nn.AdapterBottleneck, "/block_0/adapter_mix", 4, false},
+		{nn.AdapterBottleneck, "/block_0/adapter_ffn", 3, true},
+		{nn.AdapterSNNK, "/block_0/adapter_mix", 16, false},
+		{nn.AdapterSNNK, "/block_0/adapter_ffn", 5, true},
+	} {
+		name := tc.adapter + " " + tc.scope
+		t.Run(name, func(t *testing.T) {
+			cfg := mixConfig(t, nn.KindPerformer, false, 0, 0, tc.frozen)
+			cfg.Adapter, cfg.AdapterSize, cfg.AdapterSeed = tc.adapter, tc.size, 4
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			ad := NewAdapter[float64](cfg, tc.scope)
+			mixCheckNames(t, cfg, tc.scope, ad.Params())
+			mixFill(ad.Params(), 31)
+			setFixed(t, cfg, ad.Params())
+			ref := func(x *Node, p map[string]*Node, _ *Node) *Node {
+				if tc.adapter == nn.AdapterSNNK {
+					return nn.SNNKAdapter(x, p["tower"], p["a"], p["v"])
+				}
+				return nn.BottleneckAdapter(x, p["w_down"], p["b_down"], p["w_up"], p["b_up"])
+			}
+			const B = 2
+			c := mixCase{layer: ad, ref: ref, B: B, L: cfg.Length, x: mixRand(7, 1, B*cfg.Length*cfg.Width)}
+			c.check(t, name)
+			c.check(t, name+" (again)")
+		})
+	}
+	cfg := mixConfig(t, nn.KindHRF, false, 0, 0, false)
+	if NewAdapter[float32](cfg, "/block_0/adapter_mix") != nil {
+		t.Error("a configuration without adapter got one")
+	}
+}
