@@ -65,7 +65,7 @@ func (f *featureOptions) bind(fl *pflag.FlagSet) {
 	fl.IntVar(&f.features, "features", 512, "number of random features D")
 	fl.StringVar(&f.sampler, "sampler", "iid", "projection sampler: iid, orf, sorf, halton or truncated")
 	fl.Uint64Var(&f.seed, "seed", 0, "random seed")
-	fl.StringVar(&f.mapName, "map", "", "a symmetric map of the registry by name instead of --kernel/--form (e.g. nystrom/kmeans, arccos1, poly2, rbf/sincos), built with --features, --gamma, --sampler, --seed, --float32 and, for data-dependent maps, the (standardised) training rows")
+	fl.StringVar(&f.mapName, "map", "", "a symmetric map of the registry by name instead of --kernel/--form (e.g. nystrom/kmeans, arccos1, poly2, rbf/sincos), built with --features, --gamma, --sampler, --seed, --float32 and, for data-dependent maps, the (standardised) training rows; kernelkit maps lists them")
 	fl.BoolVar(&f.float32, "float32", false, "single precision: the projection, and in fit the features and each chunk's ridge statistics (summed and solved in float64; about twice as fast)")
 }
 
@@ -73,6 +73,9 @@ func (f *featureOptions) bind(fl *pflag.FlagSet) {
 // (γ as in config; Data is left to the caller). --map with --kernel or
 // --form is an error.
 func (f *featureOptions) mapOptions(fl *pflag.FlagSet, d int) (features.Options, error) {
+	if err := checkMap(f.mapName); err != nil {
+		return features.Options{}, err
+	}
 	if fl.Changed("kernel") || fl.Changed("form") {
 		return features.Options{}, errors.New("--map names the whole feature map; drop --kernel and --form")
 	}
@@ -226,6 +229,11 @@ func (o *fitOptions) bind(fl *pflag.FlagSet) {
 func (o *fitOptions) run(cmd *cobra.Command) error {
 	if o.train == "" {
 		return errors.New("--train is required")
+	}
+	if o.feat.mapName != "" {
+		if err := checkMap(o.feat.mapName); err != nil {
+			return err
+		}
 	}
 	if o.lambda < 0 {
 		return fmt.Errorf("--lambda must be non-negative, got %v", o.lambda)

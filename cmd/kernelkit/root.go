@@ -44,7 +44,7 @@ func newRoot() *cobra.Command {
 	fl := root.PersistentFlags()
 	fl.StringVar(&o.blas, "blas", "auto", "BLAS backend: auto (OpenBLAS if installed, else pure Go), openblas or gonum")
 	fl.BoolVarP(&o.verbose, "verbose", "v", false, "print notices (the BLAS backend chosen by --blas auto)")
-	root.AddCommand(newDemo(), newFit(), newPredict(), newTransform(), newAttention(), newEstimate(), newToeplitz(), newAnalog(), newSNNK(), newServeCmd(), newTrainCmd())
+	root.AddCommand(newDemo(), newFit(), newPredict(), newTransform(), newAttention(), newEstimate(), newToeplitz(), newAnalog(), newSNNK(), newServeCmd(), newTrainCmd(), newMaps())
 	return root
 }
 
