@@ -3,6 +3,8 @@ package native
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"slices"
 	"testing"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
@@ -130,5 +132,74 @@ func TestAttentionMatchesGoMLX(t *testing.T) {
 			// accumulated from zero again) gives the same result.
 			c.check(t, name+" (again)")
 		})
+	}
+}
+
+// TestAttentionLongRows runs the comparison on more rows than one
+// parallel work item (mixRowChunk), several causal chunks and heads of
+// width 16, so that the chunked parameter-gradient sums and the per-head
+// work split are exercised.
+func TestAttentionLongRows(t *testing.T) {
+	for _, kind := range []string{nn.KindTransformer, nn.KindPerformer, nn.KindHRF} {
+		t.Run(kind, func(t *testing.T) {
+			cfg := &nn.ModelConfig{Kind: kind, Vocab: 10, Classes: 2, Length: 96, Width: 32, Depth: 1, Heads: 2,
+				Features: 16, HRFM: 4, HRFN: 3, Chunk: 32, Causal: true}
+			cfg.Defaults()
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			a := NewAttention[float64](cfg, "/block_0/mix")
+			mixFill(a.Params(), 13)
+			setFixed(t, cfg, a.Params())
+			const B = 3
+			mask := make([]float64, B*cfg.Length)
+			for i := range mask {
+				if i%cfg.Length < cfg.Length-7*(i/cfg.Length) {
+					mask[i] = 1
+				}
+			}
+			a.SetMask(mask)
+			c := mixCase{layer: a, ref: refMixer(cfg), B: B, L: cfg.Length, x: mixRand(8, 1, B*cfg.Length*cfg.Width), mask: mask}
+			c.check(t, kind)
+		})
+	}
+}
+
+// TestAttentionDeterministic checks that the outputs and gradients do not
+// depend on the number of cores: the same bits with GOMAXPROCS 1 and 3.
+func TestAttentionDeterministic(t *testing.T) {
+	run := func(kind string, procs int) [][]float32 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		cfg := &nn.ModelConfig{Kind: kind, Vocab: 10, Classes: 2, Length: 64, Width: 16, Depth: 1, Heads: 2,
+			Features: 8, HRFM: 3, HRFN: 2, Chunk: 16, Causal: kind != nn.KindTransformer}
+		cfg.Defaults()
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		a := NewAttention[float32](cfg, "/block_0/mix")
+		for i, p := range a.Params() {
+			for j, v := range mixRand(uint64(40+i), 0.25, len(p.Value)) {
+				p.Value[j] = float32(v)
+			}
+		}
+		const B = 9
+		x := make([]float32, B*cfg.Length*cfg.Width)
+		for i, v := range mixRand(9, 1, len(x)) {
+			x[i] = float32(v)
+		}
+		out := [][]float32{append([]float32(nil), a.Forward(x, B, cfg.Length)...)}
+		out = append(out, append([]float32(nil), a.Backward(out[0])...))
+		for _, p := range a.Params() {
+			out = append(out, p.Grad)
+		}
+		return out
+	}
+	for _, kind := range []string{nn.KindTransformer, nn.KindPerformer, nn.KindHRF} {
+		one, three := run(kind, 1), run(kind, 3)
+		for i := range one {
+			if !slices.Equal(one[i], three[i]) {
+				t.Errorf("%s: result %d differs between 1 and 3 cores", kind, i)
+			}
+		}
 	}
 }
