@@ -91,6 +91,24 @@ func TestBadInput(t *testing.T) {
 		{name: "oversize body", body: big, code: 413, kind: kindBodyTooLarge, msg: "limit"},
 		{name: "oversize chunked body", body: big, chunked: true, code: 413, kind: kindBodyTooLarge},
 		{name: "too many rows", body: input("[101,16]", "FP64", "[]"), code: 413, kind: kindTooManyRows, msg: "limit is 100"},
+		// Issue 22: values encoding/json would coerce or misreport.
+		{name: "null among flat values", body: input("[1,16]", "FP64", "[0.1,null,"+row16[4:]+"]"), code: 400, kind: kindBadData, msg: "null at value 1"},
+		{name: "null in a nested row", body: input("[2,16]", "FP64", "[["+row16+"],["+row16[:len(row16)-2]+"null]]"), code: 400, kind: kindBadData, msg: "null at row 1, column 15"},
+		{name: "null row", body: input("[2,16]", "FP64", "[["+row16+"],null]"), code: 400, kind: kindBadData, msg: "null at row 1"},
+		{name: "nested then flat", body: input("[2,16]", "FP64", "[["+row16+"],"+row16+"]"), code: 400, kind: kindBadData, msg: "mixes nested rows and flat values (element 1)"},
+		{name: "flat then nested", body: input("[2,16]", "FP64", "["+row16+",["+row16+"]]"), code: 400, kind: kindBadData, msg: "mixes nested rows and flat values (element 16)"},
+		{name: "object value", body: input("[1,16]", "FP64", `[{"a":1},`+row16[2:]+"]"), code: 400, kind: kindBadData, msg: "an object at value 0"},
+		{name: "overflow in a nested row", body: input("[1,16]", "FP64", "[["+row16[:len(row16)-2]+"1e400]]"), code: 400, kind: kindNonFinite, msg: "row 0, column 15"},
+		{name: "null scores parameter", body: `{"parameters":{"scores":null},` + input("[1,16]", "FP64", "["+row16+"]")[1:], code: 400, kind: kindBadRequest, msg: "must be a boolean"},
+		{name: "misspelt outputs field", body: `{"output":[{"name":"scores"}],` + input("[1,16]", "FP64", "["+row16+"]")[1:], code: 400, kind: kindBadRequest, msg: `unknown field "output"`},
+		{name: "unknown input field", body: `{"inputs":[{"name":"input","shape":[1,16],"datatype":"FP64","dtype":"x","data":[` + row16 + `]}]}`, code: 400, kind: kindBadRequest, msg: `unknown field "dtype"`},
+		{name: "id not UTF-8", body: `{"id":"` + "\xff" + `",` + input("[1,16]", "FP64", "["+row16+"]")[1:], code: 400, kind: kindMalformedJSON, msg: "UTF-8"},
+		{name: "binary output parameter", body: `{"parameters":{"binary_data_output":true},` + input("[1,16]", "FP64", "["+row16+"]")[1:], code: 400, kind: kindUnsupported},
+		{name: "binary input parameter", body: `{"inputs":[{"name":"input","shape":[1,16],"datatype":"FP64","parameters":{"binary_data_size":128},"data":[` + row16 + `]}]}`, code: 400, kind: kindUnsupported},
+		{name: "text/plain body", body: input("[1,16]", "FP64", "["+row16+"]"), header: map[string]string{"Content-Type": "text/plain"}, code: 415, kind: kindMediaType, msg: "application/json", model: "-"},
+		{name: "form body type", body: `a=1`, header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, code: 415, kind: kindMediaType, model: "-"},
+		{name: "JSON in another charset", body: input("[1,16]", "FP64", "["+row16+"]"), header: map[string]string{"Content-Type": "application/json; charset=latin1"}, code: 415, kind: kindMediaType, model: "-"},
+		{name: "foreign Host", body: input("[1,16]", "FP64", "["+row16+"]"), header: map[string]string{"Host": "attacker.example"}, code: 403, kind: kindForbiddenHost, msg: "not allowed", model: "-"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			method, path := c.method, c.path
@@ -122,6 +140,9 @@ func TestBadInput(t *testing.T) {
 			}
 			req.Header.Set("Content-Type", "application/json")
 			for k, v := range c.header {
+				if k == "Host" {
+					req.Host = v
+				}
 				req.Header.Set(k, v)
 			}
 			resp, err := client.Do(req)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"mime"
@@ -393,8 +394,12 @@ func (s *Server) repositoryLoad(x *exchange) {
 	defer cancel()
 	sn, err := s.reload(ctx, e, opts)
 	if err != nil {
-		// The message names no server path; the log has it.
-		x.fail(errorf(err.status, err.kind, "reloading model %q failed: %s; version %s keeps serving", e.name, err.public, sn.vstr))
+		// The message names no server path (the log has it). It is the
+		// server's own text, bounded (a model file's error is clipped to
+		// 200 bytes, a signature has at most three outputs): a longer
+		// bound than for messages that quote a request.
+		x.fail(&apiError{status: err.status, kind: err.kind,
+			msg: clip(fmt.Sprintf("reloading model %q failed (version %s keeps serving): %s", e.name, sn.vstr, err.public), 3*maxMessageBytes)})
 		return
 	}
 	x.sendJSON(http.StatusOK, RepositoryModel{Name: e.name, Version: sn.vstr, State: "READY"})

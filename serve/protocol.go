@@ -219,11 +219,15 @@ const (
 const maxMessageBytes = 300
 
 func errorf(status int, kind, format string, args ...any) *apiError {
-	msg := fmt.Sprintf(format, args...)
-	if len(msg) > maxMessageBytes {
-		msg = strings.ToValidUTF8(msg[:maxMessageBytes], "") + "…"
+	return &apiError{status: status, kind: kind, msg: clip(fmt.Sprintf(format, args...), maxMessageBytes)}
+}
+
+// clip cuts msg to at most n bytes (on a rune boundary) and marks the cut.
+func clip(msg string, n int) string {
+	if len(msg) > n {
+		msg = strings.ToValidUTF8(msg[:n], "") + "…"
 	}
-	return &apiError{status: status, kind: kind, msg: msg}
+	return msg
 }
 
 // decodeRequest parses an infer request body. Syntax errors (and a body
@@ -340,9 +344,12 @@ func parseData(raw json.RawMessage, n, d, want int) ([]float64, *apiError) {
 	rows := make([]float64, 0, min(want, len(raw)/2+1))
 	nested, count := false, 0 // count: values (flat) or rows (nested)
 	err := p.array(func(i int) *apiError {
-		if i == 0 {
+		switch {
+		case i == 0:
 			nested = p.is('[')
-		} else if p.is('[') != nested {
+		case nested && !p.is('[') && p.what() != "a number":
+			return errorf(http.StatusBadRequest, kindBadData, "input data holds %s at row %d: every row must be an array of numbers", p.what(), i)
+		case p.is('[') != nested:
 			return errorf(http.StatusBadRequest, kindBadData,
 				"input data mixes nested rows and flat values (element %d): send one array of %d numbers per row, or all %d numbers flat", i, d, want)
 		}

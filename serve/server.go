@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -135,6 +136,9 @@ type Config struct {
 	// other inputs or outputs (see Reloading in the package doc); without
 	// it only a load request that asks for it can.
 	AllowSignatureChange bool
+	// openFile opens a model file (default openRegular); tests replace it.
+	openFile func(path string) (*os.File, error)
+
 	// AllowedHosts are the host names (or host:port) that requests on a
 	// loopback listener may name in their Host header besides localhost
 	// and loopback addresses; "*" accepts any (see Server safety in the
@@ -154,6 +158,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Version == "" {
 		c.Version = "dev"
+	}
+	if c.openFile == nil {
+		c.openFile = openRegular
 	}
 	def := func(name string, v *time.Duration, d time.Duration) error {
 		if *v < 0 {
@@ -414,7 +421,7 @@ func scrubPath(msg, path string) string {
 // blocking and refuses anything but a regular file: a named pipe would
 // block the open until a writer comes, a device could be read forever.
 func (s *Server) readFile(path string) (m *model.Model, err error) {
-	f, err := openRegular(path)
+	f, err := s.cfg.openFile(path)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -590,14 +597,10 @@ func (s *Server) reload(ctx context.Context, e *entry, opts ReloadOptions) (*sna
 		return fail(status, kind, scrubPath(public, e.path), err)
 	}
 	if !opts.AllowSignatureChange && !s.cfg.AllowSignatureChange {
-		if was, now := signature(old.m), signature(m); was != now {
-			if was.text == now.text {
-				was.text, now.text = was.text+" (columns named "+was.names+")", now.text+" (columns named "+now.names+")"
-			}
-			msg := fmt.Sprintf("%v: %s → %s (a load request with "+
-				`{"parameters": {"%s": true}} or kernelkit serve --allow-signature-change accepts it)`,
-				ErrSignatureChanged, was.text, now.text, AllowSignatureChangeParameter)
-			return fail(http.StatusConflict, kindSignatureChange, msg, fmt.Errorf("%w: %s → %s", ErrSignatureChanged, was.text, now.text))
+		if change := signatureChange(old.m, m); change != "" {
+			msg := fmt.Sprintf(`%v: %s; a load request with {"parameters": {"%s": true}} (or kernelkit serve --allow-signature-change) accepts it`,
+				ErrSignatureChanged, change, AllowSignatureChangeParameter)
+			return fail(http.StatusConflict, kindSignatureChange, msg, fmt.Errorf("%w: %s", ErrSignatureChanged, change))
 		}
 	}
 	sn := &snapshot{m: m, version: old.version + 1, vstr: versionString(old.version + 1), path: e.path, loaded: time.Now()}
@@ -608,32 +611,62 @@ func (s *Server) reload(ctx context.Context, e *entry, opts ReloadOptions) (*sna
 	return sn, nil
 }
 
-// sig is what a model's clients depend on, as text: its input width and
-// its outputs with their widths (text), and the column names of its input
-// and outputs (names).
-type sig struct{ text, names string }
+// signatureChange describes how m's signature differs from old's, or
+// returns "" if it does not. The signature is what clients depend on: the
+// input width and column names, the outputs with their widths and the
+// value output's column names; two models with the same one take the same
+// requests and answer in the same form. The feature dimension is not part
+// of it (see Reloading in the package doc).
+func signatureChange(old, m *model.Model) string {
+	if was, now := outline(old), outline(m); was != now {
+		return was + " → " + now
+	}
+	if d := namesChange("input column", old.Columns, m.Columns); d != "" {
+		return d
+	}
+	return namesChange("output column", valueColumns(old), valueColumns(m))
+}
 
-// signature returns m's signature: two models with the same one take the
-// same requests and give answers of the same form. The feature dimension
-// is not part of it (see Reloading in the package doc).
-func signature(m *model.Model) sig {
-	md := modelMetadataOf("", m, "")
-	var t, n strings.Builder
-	fmt.Fprintf(&t, "%d inputs; outputs ", m.Map.InputDim())
-	fmt.Fprintf(&n, "input %q", m.Columns)
-	for i, o := range md.Outputs {
+// outline returns m's input width and outputs with their widths.
+func outline(m *model.Model) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d inputs; outputs ", m.Map.InputDim())
+	for i, o := range modelMetadataOf("", m, "").Outputs {
 		if i > 0 {
-			t.WriteString(", ")
+			b.WriteString(", ")
 		}
-		t.WriteString(o.Name)
+		b.WriteString(o.Name)
 		if len(o.Shape) == 2 {
-			fmt.Fprintf(&t, "[%d]", o.Shape[1])
-		}
-		if cols, ok := o.Parameters["columns"].([]string); ok {
-			fmt.Fprintf(&n, ", %s %q", o.Name, cols)
+			fmt.Fprintf(&b, "[%d]", o.Shape[1])
 		}
 	}
-	return sig{t.String(), n.String()}
+	return b.String()
+}
+
+// valueColumns returns the column names of m's value output (nil for a
+// classifier or a model without target names).
+func valueColumns(m *model.Model) []string {
+	if _, k := m.Linear.W.Dims(); m.Task == model.Regression && k > 1 && len(m.Targets) == k {
+		return m.Targets
+	}
+	return nil
+}
+
+// namesChange describes how the column names b differ from a ("" if they
+// do not).
+func namesChange(what string, a, b []string) string {
+	if slices.Equal(a, b) {
+		return ""
+	}
+	if len(a) != len(b) {
+		return fmt.Sprintf("%s names: %d → %d names", what, len(a), len(b))
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return fmt.Sprintf("%s %d renamed %.40q → %.40q", what, i, a[i], b[i])
+		}
+	}
+	return ""
 }
 
 // ReloadAll reloads every model that has a file; see Reload.
