@@ -147,12 +147,13 @@ func LoadOpenBLAS() (*OpenBLAS, error) {
 
 // UseOpenBLAS loads OpenBLAS and installs it for blas64 and blas32. On
 // failure the pure-Go implementation stays in place and the error says
-// why. The environment variable KERNELKIT_BLAS=gonum disables it.
+// why. The environment variable KERNELKIT_BLAS=gonum (or perturbed, see
+// Perturbed) disables it.
 func UseOpenBLAS() error {
 	mu.Lock()
 	defer mu.Unlock()
-	if os.Getenv("KERNELKIT_BLAS") == "gonum" {
-		return errors.New("backend: OpenBLAS disabled by KERNELKIT_BLAS=gonum")
+	if v := os.Getenv("KERNELKIT_BLAS"); v == "gonum" || v == "perturbed" {
+		return errors.New("backend: OpenBLAS disabled by KERNELKIT_BLAS=" + v)
 	}
 	if loaded != nil {
 		return nil

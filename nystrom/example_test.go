@@ -37,19 +37,16 @@ func Example() {
 		}
 		fmt.Printf("%-8s m=40: Gram error %.3f\n", method, gramError(mp))
 	}
-	// With every row a landmark the error is rounding only. Its size
-	// follows from the eigenvalue floor f = m·ε·λ_max of Options: each of
-	// the m eigenvalues of K_mm is moved by at most f (the floor, and the
-	// eigensolver's backward error, which is of the same order m·ε·‖K‖),
-	// so ‖K − ZZᵀ‖_F ≲ c·m·f ≤ c·m²·ε·‖K‖_F. The bound below takes c = 100;
-	// measured errors are 3e-11 (pure Go) to 1.5e-10 (OpenBLAS SkylakeX),
-	// against 3.5e-9 for the bound and 0.05 for m = 40.
+	// With every row a landmark the error is rounding only: of order √ε,
+	// as K_mm^(−1/2) is formed with eigenvalues floored at m·ε·λ_max (see
+	// TestExactWithAllLandmarks); measured 3e-11 (pure Go) to 1.5e-10
+	// (OpenBLAS SkylakeX), against 0.05 for m = 40.
 	all, _ := nystrom.New(k, x, nystrom.Options{})
-	const m, eps = 400.0, 0x1p-52
-	fmt.Printf("all rows m=400: Gram error at rounding level (below 100·m²·ε): %v\n", gramError(all) < 100*m*m*eps)
+	const sqrtEps = 0x1p-26
+	fmt.Printf("all rows m=400: Gram error at rounding level (below 10·√ε): %v\n", gramError(all) < 10*sqrtEps)
 	// Output:
 	// uniform  m=40: Gram error 0.076
 	// leverage m=40: Gram error 0.110
 	// kmeans   m=40: Gram error 0.052
-	// all rows m=400: Gram error at rounding level (below 100·m²·ε): true
+	// all rows m=400: Gram error at rounding level (below 10·√ε): true
 }
