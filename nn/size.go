@@ -205,7 +205,7 @@ func (c *ModelConfig) EstimateMemory(batch int, training bool) (MemoryEstimate, 
 	heads := float64(c.Heads)
 	dh := d / heads
 	bn := bf * n
-	var perBlock, fixedBlock float64 // values: batch-dependent and not, per block
+	var perBlock, fixedBlock float64 // values per block: per position of a sequence, and once
 	largest := func(v float64, what string) {
 		if 4*v > est.Largest {
 			est.Largest, est.LargestWhat = 4*v, what
@@ -225,9 +225,9 @@ func (c *ModelConfig) EstimateMemory(batch int, training bool) (MemoryEstimate, 
 	toeplitz := func(nn float64) { // the token mixer's Toeplitz product on nn positions
 		switch {
 		case c.FFT:
-			perBlock += fftValues * bf * nn * e
+			perBlock += fftValues * e
 		case nn < float64(spectralMinLength):
-			perBlock += denseTNOValues * bf * nn * e
+			perBlock += denseTNOValues * e
 			fixedBlock += 3*e*nn*nn + 2*nn*e // gathered matrices, their cotangent, int32 indices; coefficients
 			largest(e*nn*nn, fmt.Sprintf("Toeplitz matrices %d×%d×%d", int(e), int(nn), int(nn)))
 		default:
@@ -236,7 +236,7 @@ func (c *ModelConfig) EstimateMemory(batch int, training bool) (MemoryEstimate, 
 				b *= 2
 			}
 			nb := math.Ceil(nn / b)
-			perBlock += spectralValues * bf * nb * b * e
+			perBlock += spectralValues * e * nb * b / nn // padded to nb·b
 			// Blocks (2nb−1)×(2b−1) and their spectra (nb+1)×(2b−1), the
 			// expanded (nb+1)×b×(2b−1) blocks (broadcast, reshape, slice)
 			// and the b×b matrices, real and imaginary parts.
@@ -287,7 +287,7 @@ func (c *ModelConfig) EstimateMemory(batch int, training bool) (MemoryEstimate, 
 			fixedBlock += rpe(n+1, o) + 3*(n+1)
 			switch {
 			case c.FFT:
-				perBlock += fftValues * bn * e
+				perBlock += fftValues * e
 			case c.Causal || n < float64(spectralMinLength):
 				// FD matrices (2n−1)×(n+1), real and imaginary, on the
 				// host and in the graph, then the coefficients.

@@ -200,10 +200,12 @@ func (t *Tree) Tokens() []string {
 	return out
 }
 
-// Sample is one labelled source string.
+// Sample is one labelled source string; Line is its line in the file it
+// was read from (ReadTSV; 0 for a generated sample).
 type Sample struct {
 	Source string
 	Target int
+	Line   int
 }
 
 // GenerateListOps draws n distinct sequences (the LRA code keeps a set)

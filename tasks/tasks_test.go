@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -191,8 +192,10 @@ func TestTSVRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(back, samples) {
-		t.Error("TSV round trip changed the samples")
+	for i := range back {
+		if back[i].Source != samples[i].Source || back[i].Target != samples[i].Target || back[i].Line != i+2 {
+			t.Fatalf("TSV round trip: sample %d is %+v, want %+v on line %d", i, back[i], samples[i], i+2)
+		}
 	}
 	// An LRA-style file with "\n" ends, columns swapped and a blank line.
 	lra := "Target\tSource\n9\t( ( ( [MAX 2 ) 9 ) ] )\n\n3\t( ( ( ( [MIN 4 ) 7 ) 3 ) ] )\n"
@@ -200,7 +203,7 @@ func TestTSVRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Sample{{"( ( ( [MAX 2 ) 9 ) ] )", 9}, {"( ( ( ( [MIN 4 ) 7 ) 3 ) ] )", 3}}
+	want := []Sample{{"( ( ( [MAX 2 ) 9 ) ] )", 9, 2}, {"( ( ( ( [MIN 4 ) 7 ) 3 ) ] )", 3, 4}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ReadTSV = %v, want %v", got, want)
 	}
@@ -209,7 +212,7 @@ func TestTSVRoundTrip(t *testing.T) {
 			t.Errorf("ReadTSV(%q) accepted a bad file", bad)
 		}
 	}
-	if err := WriteTSV(&buf, []Sample{{"a\tb", 1}}); err == nil {
+	if err := WriteTSV(&buf, []Sample{{Source: "a\tb", Target: 1}}); err == nil {
 		t.Error("WriteTSV accepted a tab in a source")
 	}
 }
@@ -243,8 +246,10 @@ func TestRecall(t *testing.T) {
 }
 
 func TestEncodeRejectsUnknown(t *testing.T) {
-	if _, err := Encode([]string{"[MAX", "X"}); err == nil {
-		t.Error("Encode accepted an unknown token")
+	_, err := Encode([]string{"[MAX", "X"})
+	var ute *UnknownTokenError
+	if !errors.As(err, &ute) || ute.Token != "X" || ute.Index != 1 {
+		t.Errorf("Encode of an unknown second token: %v, want an UnknownTokenError for \"X\" at index 1", err)
 	}
 	if _, err := Encode([]string{"<pad>"}); err == nil {
 		t.Error("Encode accepted the padding token as input")

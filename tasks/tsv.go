@@ -35,7 +35,8 @@ func WriteTSV(w io.Writer, samples []Sample) error {
 // ReadTSV reads a file in the LRA format: a header naming the columns
 // Source and Target (in either order, other columns ignored), then one
 // sample per line; "\n" or "\r\n" line ends; blank lines are skipped. The
-// target must be an integer in [0, classes).
+// target must be an integer in [0, classes). Each sample records its line
+// (the header is line 1).
 func ReadTSV(r io.Reader, classes int) ([]Sample, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), MaxLineBytes)
@@ -74,7 +75,7 @@ func ReadTSV(r io.Reader, classes int) ([]Sample, error) {
 		if err != nil || y < 0 || y >= classes {
 			return nil, fmt.Errorf("tasks: line %d: target %.20q is not a class in [0, %d)", line, f[tgt], classes)
 		}
-		out = append(out, Sample{Source: f[src], Target: y})
+		out = append(out, Sample{Source: f[src], Target: y, Line: line})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("tasks: line %d: %w", line+1, err)

@@ -42,13 +42,25 @@ var VocabSize = len(vocabulary)
 // Classes is the number of classes of every task (the digits).
 const Classes = 10
 
-// Encode maps tokens to ids; it errors on a token outside the vocabulary.
+// UnknownTokenError is Encode's error for a token outside the vocabulary:
+// the token and its index in the sequence (0-based).
+type UnknownTokenError struct {
+	Token string
+	Index int
+}
+
+func (e *UnknownTokenError) Error() string {
+	return fmt.Sprintf("tasks: unknown token %.20q (token %d)", e.Token, e.Index+1)
+}
+
+// Encode maps tokens to ids; it returns an *UnknownTokenError for a token
+// outside the vocabulary.
 func Encode(tokens []string) ([]int32, error) {
 	out := make([]int32, len(tokens))
 	for i, t := range tokens {
 		id, ok := tokenID[t]
 		if !ok || id == Pad {
-			return nil, fmt.Errorf("tasks: unknown token %.20q", t)
+			return nil, &UnknownTokenError{Token: t, Index: i}
 		}
 		out[i] = id
 	}

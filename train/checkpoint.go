@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -211,19 +212,124 @@ func ReadCheckpoint(path string) (ck *Checkpoint, err error) {
 	if ck.Step < 0 {
 		return nil, fmt.Errorf("train: checkpoint %s has a negative step count", path)
 	}
-	seen := map[string]bool{}
+	seen := map[string]*SavedVariable{}
+	values := 0
 	for i := range ck.Variables {
 		v := &ck.Variables[i]
 		key := v.Scope + "\x00" + v.Name
-		if seen[key] {
+		if seen[key] != nil {
 			return nil, fmt.Errorf("train: checkpoint %s holds variable %s/%s twice", path, v.Scope, v.Name)
 		}
-		seen[key] = true
-		if _, err := v.Tensor(); err != nil {
+		seen[key] = v
+		t, err := v.Tensor()
+		if err != nil {
 			return nil, fmt.Errorf("train: checkpoint %s: %w", path, err)
 		}
+		if err := v.checkFinite(); err != nil {
+			return nil, fmt.Errorf("train: checkpoint %s: %w", path, err)
+		}
+		values += t.Shape().Size()
+	}
+	if err := checkModelVariables(ck, seen, values); err != nil {
+		return nil, fmt.Errorf("train: checkpoint %s: %w", path, err)
 	}
 	return ck, nil
+}
+
+// checkFinite reports the first NaN or infinity of a floating-point
+// variable (its size already checked by Tensor).
+func (s *SavedVariable) checkFinite() error {
+	var bad func(i int) (float64, bool)
+	n := 0
+	switch s.DType {
+	case "float32":
+		n = len(s.Data) / 4
+		bad = func(i int) (float64, bool) {
+			f := float64(math.Float32frombits(binary.LittleEndian.Uint32(s.Data[4*i:])))
+			return f, math.IsNaN(f) || math.IsInf(f, 0)
+		}
+	case "float64":
+		n = len(s.Data) / 8
+		bad = func(i int) (float64, bool) {
+			f := math.Float64frombits(binary.LittleEndian.Uint64(s.Data[8*i:]))
+			return f, math.IsNaN(f) || math.IsInf(f, 0)
+		}
+	default:
+		return nil
+	}
+	for i := 0; i < n; i++ {
+		if f, ok := bad(i); ok {
+			return fmt.Errorf("variable %s/%s holds %v at index %d (a damaged or diverged checkpoint)", s.Scope, s.Name, f, i)
+		}
+	}
+	return nil
+}
+
+// checkModelVariables checks that a checkpoint holds every variable its
+// model needs (nn.ModelConfig.Variables: parameters and random features),
+// as float32 of the model's dimensions; values is the number of values the
+// checkpoint holds, which bounds the model first (so that a corrupt
+// configuration is refused before its variables are listed).
+func checkModelVariables(ck *Checkpoint, have map[string]*SavedVariable, values int) error {
+	params, fixed, err := ck.Model.ParamCount()
+	if err != nil {
+		return err
+	}
+	if need := params + fixed; need > int64(values) {
+		return fmt.Errorf("the %s model of width %d and depth %d needs %d values, the file holds %d: variables are missing", ck.Model.Kind, ck.Model.Width, ck.Model.Depth, need, values)
+	}
+	for _, spec := range ck.Model.Variables() {
+		v := have[spec.Scope+"\x00"+spec.Name]
+		if v == nil {
+			return fmt.Errorf("variable %s/%s of the %s model is missing", spec.Scope, spec.Name, ck.Model.Kind)
+		}
+		if v.DType != "float32" || !slices.Equal(v.Dims, spec.Dims) {
+			return fmt.Errorf("variable %s/%s is %s%v, the model needs float32%v", spec.Scope, spec.Name, v.DType, v.Dims, spec.Dims)
+		}
+	}
+	return nil
+}
+
+// checkOptimizerState checks that a checkpoint to resume training from
+// holds the state a further step reads: the generator state, the step
+// counters (equal to the checkpoint's step) and AdamW's two moments of
+// every trainable variable of the model (none before the first step).
+func checkOptimizerState(ck *Checkpoint, path string) error {
+	if ck.Step == 0 {
+		return nil
+	}
+	have := map[string]*SavedVariable{}
+	for i := range ck.Variables {
+		v := &ck.Variables[i]
+		have[v.Scope+"\x00"+v.Name] = v
+	}
+	for _, sc := range []string{"/", "/AdamOptimizer"} {
+		v := have[sc+"\x00global_step"]
+		if v == nil {
+			return fmt.Errorf("train: checkpoint %s lacks the step counter %s/global_step; it cannot be resumed", path, strings.TrimSuffix(sc, "/"))
+		}
+		if v.DType != "int64" || len(v.Dims) != 0 || int64(binary.LittleEndian.Uint64(v.Data)) != ck.Step {
+			return fmt.Errorf("train: checkpoint %s: step counter %s/global_step does not hold the checkpoint's step %d", path, strings.TrimSuffix(sc, "/"), ck.Step)
+		}
+	}
+	if have["/\x00#rngState"] == nil {
+		return fmt.Errorf("train: checkpoint %s lacks the generator state /#rngState; it cannot be resumed", path)
+	}
+	for _, spec := range ck.Model.Variables() {
+		if spec.Fixed || ck.Model.FreezeBackbone && spec.Scope != "/head" && !strings.Contains(spec.Scope, "/adapter_") {
+			continue
+		}
+		for _, m := range []string{"_1st_moment", "_2nd_moment"} {
+			v := have["/AdamOptimizer"+spec.Scope+"\x00"+spec.Name+m]
+			if v == nil {
+				return fmt.Errorf("train: checkpoint %s lacks the optimizer state /AdamOptimizer%s/%s%s; it cannot be resumed", path, spec.Scope, spec.Name, m)
+			}
+			if v.DType != "float32" || !slices.Equal(v.Dims, spec.Dims) {
+				return fmt.Errorf("train: checkpoint %s: optimizer state /AdamOptimizer%s/%s%s is %s%v, want float32%v", path, spec.Scope, spec.Name, m, v.DType, v.Dims, spec.Dims)
+			}
+		}
+	}
+	return nil
 }
 
 // loader hands the variables of a checkpoint to a GoMLX context as it

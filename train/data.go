@@ -1,6 +1,7 @@
 package train
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/kernelkit/kernelkit/report"
@@ -9,16 +10,34 @@ import (
 
 // FromSamples tokenises task samples (tasks.Tokenize: white space, the
 // parentheses of the LRA format dropped) into examples of the shared
-// vocabulary (tasks.Encode).
+// vocabulary (tasks.Encode). An unknown token is reported with its line
+// (samples read by tasks.ReadTSV) or sample index and its position.
 func FromSamples(samples []tasks.Sample) ([]Example, error) {
+	return fromSamples(samples, "")
+}
+
+// fromSamples is FromSamples for samples read from the file path (empty:
+// generated), which errors name.
+func fromSamples(samples []tasks.Sample, path string) ([]Example, error) {
 	out := make([]Example, len(samples))
 	for i, s := range samples {
+		where := fmt.Sprintf("sample %d", i+1)
+		if s.Line > 0 {
+			where = fmt.Sprintf("line %d", s.Line)
+		}
+		if path != "" {
+			where = path + ": " + where
+		}
 		ids, err := tasks.Encode(tasks.Tokenize(s.Source))
 		if err != nil {
-			return nil, fmt.Errorf("train: sample %d: %w", i, err)
+			var ute *tasks.UnknownTokenError
+			if errors.As(err, &ute) {
+				return nil, fmt.Errorf("train: %s, token %d: unknown token %.20q (not in the vocabulary of the ListOps and recall tasks)", where, ute.Index+1, ute.Token)
+			}
+			return nil, fmt.Errorf("train: %s: %w", where, err)
 		}
 		if len(ids) == 0 {
-			return nil, fmt.Errorf("train: sample %d is empty", i)
+			return nil, fmt.Errorf("train: %s is empty", where)
 		}
 		out[i] = Example{Tokens: ids, Label: s.Target}
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,6 +66,10 @@ type Config struct {
 	InitFrom string
 	// Progress, if set, is called after every step.
 	Progress func(Progress)
+	// MaxMemory is the memory budget in bytes (0: DefaultMaxMemory): New
+	// refuses a model whose parameters, optimiser state and activations
+	// of a step (EstimateMemory) exceed it, before anything is built.
+	MaxMemory int64
 }
 
 // Progress reports a finished step.
@@ -110,6 +115,16 @@ type Trainer struct {
 func checkConfig(cfg *Config) error {
 	cfg.Model.Defaults()
 	if err := cfg.Model.Validate(); err != nil {
+		// A size limit of the model may be the symptom of a run far
+		// above the memory budget: report the budget, which names the
+		// memory the run would need, when the sizes allow an estimate.
+		if m := &cfg.Model; slices.Contains(nn.Kinds, m.Kind) && cfg.Batch > 0 && min(m.Vocab, m.Classes, m.Length, m.Width, m.Depth, m.Heads, m.Hidden, m.Expand) > 0 {
+			if need, nerr := EstimateMemory(*cfg, 0); nerr == nil {
+				if berr := need.Check(cfg.MaxMemory); berr != nil {
+					return berr
+				}
+			}
+		}
 		return err
 	}
 	if cfg.Steps < 0 || cfg.Batch <= 0 || cfg.Warmup < 0 || cfg.Redraw < 0 || cfg.EvalEvery < 0 || cfg.CheckpointEvery < 0 {
@@ -124,7 +139,11 @@ func checkConfig(cfg *Config) error {
 	if !(cfg.LR > 0) || math.IsInf(cfg.LR, 0) || !(cfg.WeightDecay >= 0) || math.IsInf(cfg.WeightDecay, 0) {
 		return fmt.Errorf("train: need a positive finite learning rate and a non-negative weight decay, got %v and %v", cfg.LR, cfg.WeightDecay)
 	}
-	return nil
+	need, err := EstimateMemory(*cfg, 0)
+	if err != nil {
+		return err
+	}
+	return need.Check(cfg.MaxMemory)
 }
 
 // New prepares a trainer: the backend, the context (resumed from
@@ -160,6 +179,11 @@ func New(cfg Config) (*Trainer, error) {
 			}
 			t.step = int(ck.Step)
 			resumed = true
+			if t.step < cfg.Steps { // training continues: it needs the optimiser state
+				if err := checkOptimizerState(ck, cfg.Checkpoint); err != nil {
+					return nil, err
+				}
+			}
 		case errors.Is(err, os.ErrNotExist):
 		default:
 			return nil, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,11 +19,12 @@ import (
 )
 
 type trainOptions struct {
-	job     train.Job
-	adapter string
-	plot    string
-	json    bool
-	cpuProf string
+	job       train.Job
+	adapter   string
+	plot      string
+	json      bool
+	cpuProf   string
+	maxMemory string
 }
 
 func newTrainCmd() *cobra.Command {
@@ -38,7 +40,9 @@ func newTrainCmd() *cobra.Command {
 			"(--listops-min, --listops-max), by default (length/4, length)); --task recall an associative\n" +
 			"recall task. --checkpoint resumes from and writes a checkpoint; --evaluate scores the\n" +
 			"checkpoint's model on --test. Adapters: pre-train with --checkpoint A, then fine-tune with\n" +
-			"--init-from A --adapter snnk|bottleneck --freeze.",
+			"--init-from A --adapter snnk|bottleneck --freeze. Before any data is generated or read, the\n" +
+			"memory the run implies (data, parameters with their optimiser state, a step's activations)\n" +
+			"is estimated and a run above --max-memory (default 8GiB) is refused.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -101,6 +105,30 @@ func (o *trainOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.plot, "plot", "", "PNG plot of the training loss (and of the evaluation accuracy, as NAME-acc.png, with --eval-every)")
 	fl.BoolVar(&o.json, "json", false, "print JSON")
 	fl.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
+	fl.StringVar(&o.maxMemory, "max-memory", "8GiB", "memory budget: refuse a run whose data, parameters and activations are estimated above it (bytes, or with a unit: KiB, MiB, GiB, TiB; KB, MB, GB, TB)")
+}
+
+// parseBytes parses a memory size: a non-negative decimal number with an
+// optional unit (K, M, G, T or KiB… binary; KB, MB, GB, TB decimal; B).
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	mult := 1.0
+	for _, u := range []struct {
+		suffix string
+		m      float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.m
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(v > 0) || v*mult >= 1<<62 || strings.ContainsAny(t, "xXpP_") || strings.EqualFold(t, "inf") || strings.EqualFold(t, "infinity") {
+		return 0, fmt.Errorf("--max-memory %.40q is not a positive size such as 8GiB or 512MiB", s)
+	}
+	return int64(v * mult), nil
 }
 
 func (o *trainOptions) run(cmd *cobra.Command) error {
@@ -112,6 +140,12 @@ func (o *trainOptions) run(cmd *cobra.Command) error {
 	default:
 		j.Model.Adapter = o.adapter
 	}
+	budget, err := parseBytes(o.maxMemory)
+	if err != nil {
+		return err
+	}
+	j.MaxMemory = budget
+	j.Warn = func(msg string) error { return notice(cmd, "warning: %s", msg) }
 	update, finish := progress("train " + j.Model.Kind)
 	j.Progress = func(p train.Progress) { update(p.Step, p.Steps) }
 	var prof bytes.Buffer
