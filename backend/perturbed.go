@@ -16,7 +16,9 @@ import (
 // add to every result element a deterministic perturbation of the size by
 // which two conforming BLAS implementations may differ: δ·2√k·u·(|α|·|A||B|)ᵢⱼ
 // with δ ∈ [−1, 1] a hash of the element's exact-order value and k the
-// inner dimension (u = 2⁻⁵³ in float64, 2⁻²⁴ in float32). Summation in
+// inner dimension (u = 2⁻⁵³ in float64, 2⁻²⁴ in float32); products with
+// k = 1 are left alone, as every implementation rounds a single product the
+// same way. Summation in
 // another order, FMA or not, and other blockings (OpenBLAS's kernels for
 // other CPUs, e.g. SkylakeX's AVX-512 ones) change a dot product of length
 // k by about √k·u·Σ|aᵢbᵢ| (Higham, Accuracy and Stability of Numerical
@@ -70,7 +72,7 @@ func abs32(n int, a []float32) []float32 {
 // Dgemm computes C = alpha·op(A)·op(B) + beta·C, then perturbs C.
 func (p Perturbed) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	p.Implementation.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-	if m == 0 || n == 0 || k == 0 || alpha == 0 {
+	if m == 0 || n == 0 || k < 2 || alpha == 0 {
 		return
 	}
 	mag := make([]float64, m*n)
@@ -87,7 +89,7 @@ func (p Perturbed) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C, then perturbs C.
 func (p Perturbed) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	p.Implementation.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-	if m == 0 || n == 0 || k == 0 || alpha == 0 {
+	if m == 0 || n == 0 || k < 2 || alpha == 0 {
 		return
 	}
 	mag := make([]float32, m*n)
@@ -105,7 +107,7 @@ func (p Perturbed) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []
 // perturbs it.
 func (p Perturbed) Dsyrk(ul blas.Uplo, t blas.Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
 	p.Implementation.Dsyrk(ul, t, n, k, alpha, a, lda, beta, c, ldc)
-	if n == 0 || k == 0 || alpha == 0 {
+	if n == 0 || k < 2 || alpha == 0 {
 		return
 	}
 	mag := make([]float64, n*n)
@@ -127,7 +129,7 @@ func (p Perturbed) Dsyrk(ul blas.Uplo, t blas.Transpose, n, k int, alpha float64
 // perturbs it.
 func (p Perturbed) Ssyrk(ul blas.Uplo, t blas.Transpose, n, k int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int) {
 	p.Implementation.Ssyrk(ul, t, n, k, alpha, a, lda, beta, c, ldc)
-	if n == 0 || k == 0 || alpha == 0 {
+	if n == 0 || k < 2 || alpha == 0 {
 		return
 	}
 	mag := make([]float32, n*n)
@@ -152,7 +154,7 @@ func (p Perturbed) Dgemv(t blas.Transpose, m, n int, alpha float64, a []float64,
 	if t != blas.NoTrans {
 		rows, k = n, m
 	}
-	if rows == 0 || k == 0 || alpha == 0 {
+	if rows == 0 || k < 2 || alpha == 0 {
 		return
 	}
 	mag := make([]float64, rows)
@@ -175,7 +177,7 @@ func (p Perturbed) Sgemv(t blas.Transpose, m, n int, alpha float32, a []float32,
 	if t != blas.NoTrans {
 		rows, k = n, m
 	}
-	if rows == 0 || k == 0 || alpha == 0 {
+	if rows == 0 || k < 2 || alpha == 0 {
 		return
 	}
 	mag := make([]float32, rows)
