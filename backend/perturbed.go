@@ -7,8 +7,8 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/blas/gonum"
-	"gonum.org/v1/gonum/lapack/lapack64"
 	lapackgonum "gonum.org/v1/gonum/lapack/gonum"
+	"gonum.org/v1/gonum/lapack/lapack64"
 )
 
 // Perturbed is a testing aid: gonum's pure-Go BLAS whose level-3 products

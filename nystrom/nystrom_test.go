@@ -61,6 +61,9 @@ var kernels = []struct {
 	{"skewed-chi2", kernel.SkewedChi2{C: 1}, true},
 }
 
+// exactTol is the Gram error bound of TestExactWithAllLandmarks: 10·√ε.
+const exactTol = 10 * 0x1p-26
+
 func inputs(n, d int, seed uint64, pos bool) *mat.Dense {
 	x := gauss(n, d, seed, 0.5)
 	if pos {
@@ -82,7 +85,6 @@ func inputs(n, d int, seed uint64, pos bool) *mat.Dense {
 // 1/√f, which gives relative Gram errors of order ε/√(m·ε) ≤ √ε. The bound
 // is 10·√ε = 1.5e-7 (measured: 1e-12 to 1e-10 on pure Go and OpenBLAS,
 // 9e-9 with backend.Perturbed), far below the errors of m < n landmarks.
-const exactTol = 10 * 0x1p-26
 func TestExactWithAllLandmarks(t *testing.T) {
 	for _, kc := range kernels {
 		t.Run(kc.name, func(t *testing.T) {
