@@ -100,11 +100,11 @@ type CSVReader struct {
 // NewCSVReader reads the header and prepares to stream rows. A UTF-8
 // byte-order mark at the start of r is skipped.
 func NewCSVReader(r io.Reader, opt CSVOptions) (*CSVReader, error) {
-	in := &recordLimiter{r: r}
+	in := &recordLimiter{r: newLineGate(r)}
 	in.start(0)
 	br, err := skipBOM(in)
 	if err != nil {
-		return nil, fmt.Errorf("data: CSV: %w", err)
+		return nil, fmt.Errorf("data: CSV header: %w", err)
 	}
 	cr := csv.NewReader(br)
 	cr.TrimLeadingSpace = true
@@ -325,8 +325,11 @@ func ReadLIBSVM(r io.Reader, dim int) (*Dataset, error) {
 	if dim > limits.MaxDim {
 		return nil, fmt.Errorf("data: LIBSVM width %d is above the limit %d", dim, limits.MaxDim)
 	}
-	br, err := skipBOM(r)
+	br, err := skipBOM(newLineGate(r))
 	if err != nil {
+		if errors.Is(err, errLineTooLong) {
+			return nil, fmt.Errorf("data: LIBSVM line 1 is longer than the limit of %s", limits.Bytes(float64(maxLineBytes)))
+		}
 		return nil, fmt.Errorf("data: LIBSVM: %w", err)
 	}
 	sc := bufio.NewScanner(br)
@@ -389,7 +392,7 @@ func ReadLIBSVM(r io.Reader, dim int) (*Dataset, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
+		if errors.Is(err, bufio.ErrTooLong) || errors.Is(err, errLineTooLong) {
 			return nil, fmt.Errorf("data: LIBSVM line %d is longer than the limit of %s", line+1, limits.Bytes(float64(maxLineBytes)))
 		}
 		return nil, fmt.Errorf("data: LIBSVM: %w", err)
