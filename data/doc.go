@@ -39,6 +39,10 @@
 //     holds at most limits.MaxElements (2³⁰) values, 8 GiB; larger CSV
 //     files can be streamed in batches;
 //   - a LIBSVM line, or a CSV record, is at most MaxLineBytes (256 MiB);
+//     a line is held back until its end has been read, in blocks that are
+//     never copied, so that one without an end (/dev/zero) is refused
+//     after about that much memory, not the several times it that the
+//     readers' growing buffers would take;
 //   - class labels are integers from 0 to limits.MaxClasses−1 (2²⁰−1).
 //
 // LIBSVM files are read sparsely: while reading, memory follows the stored

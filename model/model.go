@@ -98,7 +98,12 @@ type Options struct {
 	// Grid is the λ grid for selection (default 10⁻⁴…10³, one per decade).
 	Grid []float64
 	// Folds is the number of folds for "kfold" and for Calibrate
-	// (default 5).
+	// (default 5), at most the number of rows. Without Calibrate row i
+	// goes to fold i mod Folds; with it the folds are stratified by class
+	// (see calibrate.go), and every class needs at least Folds rows of
+	// positive weight. The per-fold statistics (two copies of each fold's
+	// D×D matrix on the CPU) may hold at most limits.MaxElements values
+	// (8 GiB) in all; more is an error before they are allocated.
 	Folds int
 	// Calibrate fits Platt sigmoids on out-of-fold decision scores
 	// (classification, Fit only; see Model.Probabilities and the file

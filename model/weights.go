@@ -30,6 +30,12 @@ import (
 // but not the scaler, which FitStream fits in its first pass, before the
 // class counts of "balanced" are known.
 //
+// A classification needs rows of positive weight (sample weight times
+// class weight) in at least two classes, in Fit as in FitStream: weights
+// that leave one class alone, like a training set of one label, would
+// give a model that predicts that class whatever the input, and are
+// refused.
+//
 // Weights need kernelkit's own accumulator: with Options.Accumulator set
 // (a device), weights are an error.
 //
