@@ -46,6 +46,7 @@ type BottleneckAdapter[T Float] struct {
 	width, k   int
 	rows       int
 	x, h, g, y []T
+	gd         []T // activation derivative
 	dg, dx     []T
 	gs         gradScratch[T]
 }
@@ -76,7 +77,8 @@ func (a *BottleneckAdapter[T]) Forward(y []T, B, L int) []T {
 	copy(a.x, y)
 	a.h, a.g, a.y = growSlice(a.h, n*k), growSlice(a.g, n*k), growSlice(a.y, n*d)
 	rowAffineForward(a.h, a.x, a.WDown.Value, a.BDown.Value, n, d, k)
-	rowGELUForward(a.g, a.h, n, k)
+	a.gd = growSlice(a.gd, len(a.h))
+	rowGELUForward(a.g, a.gd, a.h, n, k)
 	rowAffineForward(a.y, a.g, a.WUp.Value, a.BUp.Value, n, k, d)
 	for i, v := range a.x {
 		a.y[i] += v
@@ -93,7 +95,7 @@ func (a *BottleneckAdapter[T]) Backward(dy []T) []T {
 	}
 	a.dg, a.dx = growSlice(a.dg, n*k), growSlice(a.dx, n*d)
 	rowAffineBackward(&a.gs, a.dg, false, dy, a.g, a.WUp, a.BUp, n, k, d)
-	rowGELUBackward(a.dg, a.dg, a.h, n, k)
+	rowMul(a.dg, a.dg, a.gd, n, k)
 	copy(a.dx, dy)
 	rowAffineBackward(&a.gs, a.dx, true, a.dg, a.x, a.WDown, a.BDown, n, d, k)
 	return a.dx

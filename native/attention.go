@@ -340,14 +340,49 @@ const (
 	smDQ
 	smDK
 	smDV
-	smVis
 )
 
+// smBlock is the row block of causal softmax attention: a block of rows
+// takes its scores against the keys up to its last row only, which
+// halves the products.
+const smBlock = 64
+
+// softmaxBlocks calls fn(r0, r1, width) for the row blocks of head z: one
+// block of all rows and width L (bidirectional), or blocks of smBlock rows
+// whose scores span the keys before r1 (causal), or all L keys where a
+// row of the block sees no real key (such a row gets the uniform
+// distribution over all L keys, as nn's −1e30 scores give).
+func (a *Attention[T]) softmaxBlocks(z int, fn func(r0, r1, width int)) {
+	L := a.l
+	if !a.causal {
+		fn(0, L, L)
+		return
+	}
+	first := 0 // first real key: rows before it see none
+	if mask := a.headMask(z); mask != nil {
+		first = L
+		for j, m := range mask {
+			if m > 0 {
+				first = j
+				break
+			}
+		}
+	}
+	for r0 := 0; r0 < L; r0 += smBlock {
+		r1 := min(r0+smBlock, L)
+		w := r1
+		if r0 < first {
+			w = L
+		}
+		fn(r0, r1, w)
+	}
+}
+
 // softmaxForward computes softmax(qkᵀ/√d_h)v for head z, saving the
-// probabilities (L×L). Keys after the query (causal) or with a mask entry
-// that is not positive get probability zero; a query that sees no key
-// gets the uniform distribution over all L keys, as nn's −1e30 scores
-// give.
+// probabilities (L×L, zero where not computed). Keys after the query
+// (causal) or with a mask entry that is not positive get probability
+// zero; a query that sees no key gets the uniform distribution over all L
+// keys, as nn's −1e30 scores give.
 func (a *Attention[T]) softmaxForward(s *headScratch[T], z int) {
 	L, dh := a.l, a.dh
 	q, k, v := s.buf(smQ, L*dh), s.buf(smK, L*dh), s.buf(smV, L*dh)
@@ -355,43 +390,48 @@ func (a *Attention[T]) softmaxForward(s *headScratch[T], z int) {
 	a.gather(k, dh, a.kn, z, 1)
 	a.gather(v, dh, a.v, z, 1)
 	p := a.headState(z)
-	gemm(false, true, L, L, dh, T(1/math.Sqrt(float64(dh))), q, dh, k, dh, 0, p, L)
-	mask := a.headMask(z)
-	for i := 0; i < L; i++ {
-		row := p[i*L : (i+1)*L]
-		hi := L
-		if a.causal {
-			hi = i + 1
-		}
-		mx, seen := math.Inf(-1), false
-		for j := 0; j < hi; j++ {
-			if mask == nil || mask[j] > 0 {
-				mx, seen = math.Max(mx, float64(row[j])), true
-			}
-		}
-		if !seen {
-			for j := range row {
-				row[j] = T(1 / float64(L))
-			}
-			continue
-		}
-		var sum float64
-		for j := range row {
-			if j < hi && (mask == nil || mask[j] > 0) {
-				e := math.Exp(float64(row[j]) - mx)
-				row[j] = T(e)
-				sum += e
-			} else {
-				row[j] = 0
-			}
-		}
-		inv := 1 / sum
-		for j := 0; j < hi; j++ {
-			row[j] = T(float64(row[j]) * inv)
-		}
-	}
 	o := s.buf(smDO, L*dh)
-	gemm(false, false, L, dh, L, 1, p, L, v, dh, 0, o, dh)
+	mask := a.headMask(z)
+	scale := T(1 / math.Sqrt(float64(dh)))
+	a.softmaxBlocks(z, func(r0, r1, width int) {
+		gemm(false, true, r1-r0, width, dh, scale, q[r0*dh:], dh, k, dh, 0, p[r0*L:], L)
+		for i := r0; i < r1; i++ {
+			row := p[i*L : (i+1)*L]
+			hi := L
+			if a.causal {
+				hi = i + 1
+			}
+			var mx T
+			seen := false
+			for j, x := range row[:hi] {
+				if (mask == nil || mask[j] > 0) && (!seen || x > mx) {
+					mx, seen = x, true
+				}
+			}
+			if !seen {
+				for j := range row {
+					row[j] = T(1 / float64(L))
+				}
+				continue
+			}
+			var sum T
+			for j, x := range row[:hi] {
+				if mask == nil || mask[j] > 0 {
+					e := expT[T](float64(x - mx))
+					row[j] = e
+					sum += e
+				} else {
+					row[j] = 0
+				}
+			}
+			clear(row[hi:])
+			inv := 1 / sum
+			for j := range row[:hi] {
+				row[j] *= inv
+			}
+		}
+		gemm(false, false, r1-r0, dh, width, 1, p[r0*L:], L, v, dh, 0, o[r0*dh:], dh)
+	})
 	a.scatter(a.o, o, dh, z, 1)
 }
 
@@ -408,35 +448,39 @@ func (a *Attention[T]) softmaxBackward(s *headScratch[T], z int) {
 	a.gather(do, dh, a.do, z, 1)
 	p := a.headState(z)
 	dp := s.buf(smDP, L*L)
-	gemm(false, true, L, L, dh, 1, do, dh, v, dh, 0, dp, L)
-	mask := a.headMask(z)
-	for i := 0; i < L; i++ {
-		prow, drow := p[i*L:(i+1)*L], dp[i*L:(i+1)*L]
-		hi := L
-		if a.causal {
-			hi = i + 1
-		}
-		seen := false
-		for j := 0; j < hi && !seen; j++ {
-			seen = mask == nil || mask[j] > 0
-		}
-		if !seen {
-			clear(drow)
-			continue
-		}
-		var dot float64
-		for j := 0; j < hi; j++ {
-			dot += float64(drow[j]) * float64(prow[j])
-		}
-		for j := range drow {
-			drow[j] = T(float64(prow[j]) * (float64(drow[j]) - dot))
-		}
-	}
-	sc := T(1 / math.Sqrt(float64(dh)))
 	dq, dk, dv := s.buf(smDQ, L*dh), s.buf(smDK, L*dh), s.buf(smDV, L*dh)
-	gemm(false, false, L, dh, L, sc, dp, L, k, dh, 0, dq, dh)
-	gemm(true, false, L, dh, L, sc, dp, L, q, dh, 0, dk, dh)
-	gemm(true, false, L, dh, L, 1, p, L, do, dh, 0, dv, dh)
+	clear(dk)
+	clear(dv)
+	mask := a.headMask(z)
+	sc := T(1 / math.Sqrt(float64(dh)))
+	a.softmaxBlocks(z, func(r0, r1, width int) {
+		gemm(false, true, r1-r0, width, dh, 1, do[r0*dh:], dh, v, dh, 0, dp[r0*L:], L)
+		for i := r0; i < r1; i++ {
+			prow, drow := p[i*L:i*L+width], dp[i*L:i*L+width]
+			hi := L
+			if a.causal {
+				hi = i + 1
+			}
+			seen := false
+			for j := 0; j < hi && !seen; j++ {
+				seen = mask == nil || mask[j] > 0
+			}
+			if !seen {
+				clear(drow)
+				continue
+			}
+			var dot T
+			for j, x := range drow[:hi] {
+				dot += x * prow[j]
+			}
+			for j, x := range drow {
+				drow[j] = prow[j] * (x - dot)
+			}
+		}
+		gemm(false, false, r1-r0, dh, width, sc, dp[r0*L:], L, k, dh, 0, dq[r0*dh:], dh)
+		gemm(true, false, width, dh, r1-r0, sc, dp[r0*L:], L, q[r0*dh:], dh, 1, dk, dh)
+		gemm(true, false, width, dh, r1-r0, 1, p[r0*L:], L, do[r0*dh:], dh, 1, dv, dh)
+	})
 	a.scatter(a.dq, dq, dh, z, 1)
 	a.scatter(a.dk, dk, dh, z, 1)
 	a.scatter(a.dv, dv, dh, z, 1)

@@ -2,6 +2,7 @@ package native
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/kernelkit/kernelkit/internal/parallel"
 )
@@ -109,30 +110,69 @@ func rowAffineBackward[T Float](gs *gradScratch[T], dx []T, accumulate bool, dy,
 	})
 }
 
-// geluExact returns GELU(x) = x·Φ(x) with the normal CDF Φ by erf, the
-// exact form of GoMLX's activations.Gelu.
-func geluExact(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }
-
-// geluExactGrad returns GELU'(x) = Φ(x) + x·φ(x).
-func geluExactGrad(x float64) float64 {
-	return 0.5*(1+math.Erf(x/math.Sqrt2)) + x*math.Exp(-0.5*x*x)/math.Sqrt(2*math.Pi)
+// exp32 returns eˣ in float32 arithmetic: x = n·ln 2 + r with |r| ≤
+// ln 2/2, eʳ by Cephes' degree-7 expf polynomial and 2ⁿ by the exponent
+// bits; within 2 ulp of float32(math.Exp(x)) (TestExp32). Arguments whose
+// result would be subnormal or overflow go to math.Exp.
+func exp32(x float32) float32 {
+	const (
+		log2e = 1.44269504088896341
+		ln2Hi = 0.693359375
+		ln2Lo = -2.12194440e-4
+	)
+	if !(x > -86.5 && x < 88) {
+		return float32(math.Exp(float64(x)))
+	}
+	fx := x * log2e
+	var n int32
+	if fx >= 0 {
+		n = int32(fx + 0.5)
+	} else {
+		n = int32(fx - 0.5)
+	}
+	fn := float32(n)
+	r := x - fn*ln2Hi - fn*ln2Lo
+	p := ((((1.9875691500e-4*r+1.3981999507e-3)*r+8.3334519073e-3)*r+4.1665795894e-2)*r+1.6666665459e-1)*r + 5.0000001201e-1
+	y := p*r*r + r + 1
+	return y * math.Float32frombits(uint32(n+127)<<23)
 }
 
-// rowGELUForward sets y = GELU(h) elementwise (n rows of width w), row
-// chunks in parallel.
-func rowGELUForward[T Float](y, h []T, n, w int) {
+// expT returns eˣ as a T: by exp32 for float32 (the training type, where
+// exponentials dominate the attention kernels' scalar work), by math.Exp
+// for float64 (the gradient tests).
+func expT[T Float](x float64) T {
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		return T(exp32(float32(x)))
+	}
+	return T(math.Exp(x))
+}
+
+// geluExact returns GELU(x) = x·Φ(x) with the normal CDF Φ by erf, the
+// exact form of GoMLX's activations.Gelu, and its derivative Φ(x) +
+// x·φ(x).
+func geluExact[T Float](x T) (y, dy T) {
+	xf := float64(x)
+	cdf := 0.5 * (1 + math.Erf(xf/math.Sqrt2))
+	pdf := expT[T](-0.5*xf*xf) * T(1/math.Sqrt(2*math.Pi))
+	return T(xf * cdf), T(cdf) + x*pdf
+}
+
+// rowGELUForward sets y = GELU(h) and dg = GELU'(h) elementwise (n rows of
+// width w), row chunks in parallel.
+func rowGELUForward[T Float](y, dg, h []T, n, w int) {
 	parallel.Chunks(n, mixRowChunk, func(_, lo, hi int) {
 		for i := lo * w; i < hi*w; i++ {
-			y[i] = T(geluExact(float64(h[i])))
+			y[i], dg[i] = geluExact(h[i])
 		}
 	})
 }
 
-// rowGELUBackward sets dh = dy ⊙ GELU'(h) elementwise (n rows of width w).
-func rowGELUBackward[T Float](dh, dy, h []T, n, w int) {
+// rowMul sets dst = a ⊙ b elementwise (n rows of width w).
+func rowMul[T Float](dst, a, b []T, n, w int) {
 	parallel.Chunks(n, mixRowChunk, func(_, lo, hi int) {
 		for i := lo * w; i < hi*w; i++ {
-			dh[i] = dy[i] * T(geluExactGrad(float64(h[i])))
+			dst[i] = a[i] * b[i]
 		}
 	})
 }

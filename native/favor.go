@@ -36,7 +36,7 @@ func favorFeatures[T Float](f, x, omega []T, L, d, m int, rowwise bool) {
 			shift = math.Max(shift, float64(v))
 		}
 	}
-	norm := 1 / math.Sqrt(float64(m))
+	norm := T(1 / math.Sqrt(float64(m)))
 	for l := 0; l < L; l++ {
 		var sq float64
 		for _, v := range x[l*d : (l+1)*d] {
@@ -52,7 +52,7 @@ func favorFeatures[T Float](f, x, omega []T, L, d, m int, rowwise bool) {
 			}
 		}
 		for i, v := range row {
-			row[i] = T(math.Exp(float64(v)-sq-sh) * norm)
+			row[i] = expT[T](float64(v)-sq-sh) * norm
 		}
 	}
 }

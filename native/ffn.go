@@ -18,6 +18,7 @@ type FFN[T Float] struct {
 	width, hidden int
 	rows          int
 	x, h, g, y    []T // input copy, pre-activation, activation, output
+	gd            []T // activation derivative
 	dg, dx        []T
 	gs            gradScratch[T]
 }
@@ -47,7 +48,8 @@ func (f *FFN[T]) Forward(x []T, B, L int) []T {
 	copy(f.x, x)
 	f.h, f.g, f.y = growSlice(f.h, n*hd), growSlice(f.g, n*hd), growSlice(f.y, n*d)
 	rowAffineForward(f.h, f.x, f.W1.Value, f.B1.Value, n, d, hd)
-	rowGELUForward(f.g, f.h, n, hd)
+	f.gd = growSlice(f.gd, len(f.h))
+	rowGELUForward(f.g, f.gd, f.h, n, hd)
 	rowAffineForward(f.y, f.g, f.W2.Value, f.B2.Value, n, hd, d)
 	return f.y
 }
@@ -61,7 +63,7 @@ func (f *FFN[T]) Backward(dy []T) []T {
 	}
 	f.dg, f.dx = growSlice(f.dg, n*hd), growSlice(f.dx, n*d)
 	rowAffineBackward(&f.gs, f.dg, false, dy, f.g, f.W2, f.B2, n, hd, d)
-	rowGELUBackward(f.dg, f.dg, f.h, n, hd)
+	rowMul(f.dg, f.dg, f.gd, n, hd)
 	rowAffineBackward(&f.gs, f.dx, false, f.dg, f.x, f.W1, f.B1, n, d, hd)
 	return f.dx
 }

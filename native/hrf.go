@@ -99,11 +99,11 @@ func (a *Attention[T]) hrfFeatures(s *headScratch[T], x []T, query bool, posf, t
 		pr, tr := posf[l*2*M:(l+1)*2*M], trigf[l*2*M:(l+1)*2*M]
 		e := math.Exp(sq - cTrig - sh)
 		for i, v := range u[l*M : (l+1)*M] {
-			pr[i] = T(math.Exp(float64(v) - sq - cPos - sh))
-			pr[M+i] = T(math.Exp(-float64(v) - sq - cPos - sh))
-			tv := float64(t[l*M+i])
-			tr[i] = T(e * math.Sin(tv))
-			tr[M+i] = T(e * math.Cos(tv))
+			pr[i] = expT[T](float64(v) - sq - cPos - sh)
+			pr[M+i] = expT[T](-float64(v) - sq - cPos - sh)
+			sin, cos := math.Sincos(float64(t[l*M+i]))
+			tr[i] = T(e * sin)
+			tr[M+i] = T(e * cos)
 		}
 		ar := fa[l*P : (l+1)*P]
 		var br []T

@@ -1,0 +1,45 @@
+package native
+
+import (
+	"math"
+	"testing"
+
+	"github.com/kernelkit/kernelkit/internal/rng"
+)
+
+// TestExp32 checks the float32 exponential against math.Exp rounded to
+// float32: within 2 ulp (relative 2·2⁻²³) over the normal range, on a grid
+// and at random points, and equal to it (math.Exp's path) outside.
+func TestExp32(t *testing.T) {
+	const tol = 2.0 / (1 << 23)
+	var xs []float32
+	for x := -86.5; x < 88; x += 1.0 / 64 {
+		xs = append(xs, float32(x))
+	}
+	r := rng.New(1)
+	for range 100000 {
+		xs = append(xs, float32(-86.5+174.5*r.Float64()))
+	}
+	xs = append(xs, 0, -0.5, 0.5, float32(math.Ln2), -float32(math.Ln2))
+	var worst float64
+	for _, x := range xs {
+		want := float64(float32(math.Exp(float64(x))))
+		got := float64(exp32(x))
+		worst = math.Max(worst, math.Abs(got-want)/want)
+	}
+	t.Logf("exp32: worst relative error %.3g (%d points)", worst, len(xs))
+	if !(worst <= tol) {
+		t.Errorf("exp32: relative error %.3g exceeds %.3g", worst, tol)
+	}
+	for _, x := range []float32{-200, -100, -87.5, 88.5, 100, float32(math.Inf(1)), float32(math.Inf(-1))} {
+		if got, want := exp32(x), float32(math.Exp(float64(x))); got != want {
+			t.Errorf("exp32(%v) = %v, want %v", x, got, want)
+		}
+	}
+	if v := exp32(float32(math.NaN())); !math.IsNaN(float64(v)) {
+		t.Errorf("exp32(NaN) = %v", v)
+	}
+	if got, want := expT[float64](0.3), math.Exp(0.3); got != want {
+		t.Errorf("expT[float64](0.3) = %v, want math.Exp's %v", got, want)
+	}
+}
