@@ -216,7 +216,7 @@ func (o *fitOptions) bind(fl *pflag.FlagSet) {
 	fl.BoolVar(&o.noStd, "no-standardize", false, "do not standardise features")
 	fl.BoolVar(&o.stream, "stream", false, "read the training CSV in two streaming passes (memory independent of the row count)")
 	fl.BoolVar(&o.exact, "exact", false, "fit exact kernel ridge (dual Cholesky solve, O(n³) time, n² memory; at most 32768 training rows) instead of random features")
-	fl.BoolVar(&o.calibrate, "calibrate", false, "fit Platt sigmoids on out-of-fold scores (--folds folds) so that predict --scores also writes class probabilities (classification, in-memory fits)")
+	fl.BoolVar(&o.calibrate, "calibrate", false, "fit Platt sigmoids on out-of-fold scores (--folds folds, stratified by class: each class needs at least that many rows of positive weight) so that predict --scores also writes class probabilities (classification, in-memory fits)")
 	o.feat.scaleOK = true
 	onceVar(fl, &o.weightCol, "weight-column", "", "CSV column of per-row sample weights (finite, ≥ 0; not a feature, and dropped from a --test file)")
 	fl.Var(&o.classWeight, "class-weight", "class weights: balanced (n/(classes·count of the class), scikit-learn's) or class=weight,... by class index (others weigh 1); they multiply the sample weights")
