@@ -103,18 +103,11 @@ func (j *Job) Run(ctx context.Context) (*JobReport, error) {
 		}
 		cfg.Model, cfg.Seed, cfg.Steps = ck.Model, ck.Seed, int(ck.Step)
 	}
-	if err := checkConfig(&cfg); err != nil {
-		return nil, err
-	}
 	dataBytes, err := j.dataBytes(cfg.Model.Length)
 	if err != nil {
 		return nil, err
 	}
-	need, err := EstimateMemory(cfg, dataBytes)
-	if err != nil {
-		return nil, err
-	}
-	if err := need.Check(cfg.MaxMemory); err != nil {
+	if err := checkConfig(&cfg, dataBytes); err != nil {
 		return nil, err
 	}
 	sets, err := j.data(cfg.Model.Length)

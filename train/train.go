@@ -111,15 +111,16 @@ type Trainer struct {
 	redraws int
 }
 
-// checkConfig validates cfg (after the model defaults).
-func checkConfig(cfg *Config) error {
+// checkConfig validates cfg (after the model defaults) and checks the
+// memory of a run with data bytes of data sets against the budget.
+func checkConfig(cfg *Config, data float64) error {
 	cfg.Model.Defaults()
 	if err := cfg.Model.Validate(); err != nil {
 		// A size limit of the model may be the symptom of a run far
 		// above the memory budget: report the budget, which names the
 		// memory the run would need, when the sizes allow an estimate.
 		if m := &cfg.Model; slices.Contains(nn.Kinds, m.Kind) && cfg.Batch > 0 && min(m.Vocab, m.Classes, m.Length, m.Width, m.Depth, m.Heads, m.Hidden, m.Expand) > 0 {
-			if need, nerr := EstimateMemory(*cfg, 0); nerr == nil {
+			if need, nerr := EstimateMemory(*cfg, data); nerr == nil {
 				if berr := need.Check(cfg.MaxMemory); berr != nil {
 					return berr
 				}
@@ -139,7 +140,7 @@ func checkConfig(cfg *Config) error {
 	if !(cfg.LR > 0) || math.IsInf(cfg.LR, 0) || !(cfg.WeightDecay >= 0) || math.IsInf(cfg.WeightDecay, 0) {
 		return fmt.Errorf("train: need a positive finite learning rate and a non-negative weight decay, got %v and %v", cfg.LR, cfg.WeightDecay)
 	}
-	need, err := EstimateMemory(*cfg, 0)
+	need, err := EstimateMemory(*cfg, data)
 	if err != nil {
 		return err
 	}
@@ -150,7 +151,7 @@ func checkConfig(cfg *Config) error {
 // cfg.Checkpoint if that file exists, or initialised from cfg.InitFrom)
 // and the random features.
 func New(cfg Config) (*Trainer, error) {
-	if err := checkConfig(&cfg); err != nil {
+	if err := checkConfig(&cfg, 0); err != nil {
 		return nil, err
 	}
 	be, err := nn.Backend(cfg.Backend)

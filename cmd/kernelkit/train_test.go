@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,5 +135,152 @@ func TestTrainHRFCommand(t *testing.T) {
 		if _, err := runTrain(t, append(append([]string(nil), base...), bad...)...); err == nil {
 			t.Errorf("train %v succeeded", bad)
 		}
+	}
+}
+
+// runTrainStderr is runTrain returning standard error too.
+func runTrainStderr(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := newTrainCmd()
+	var out, errb bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errb)
+	cmd.SetArgs(args)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	err = cmd.Execute()
+	return out.String(), errb.String(), err
+}
+
+// TestTrainMemoryBudget runs the commands of issue 22 (cases 5–9) that
+// crashed by memory: each is refused at once with the memory it would
+// need, under the default budget of 8 GiB; a larger --max-memory lets a
+// run through that the default budget refuses, and bad budgets are refused.
+func TestTrainMemoryBudget(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--task", "recall", "--n-train", "16000000", "--length", "1024"}, "data 95."},
+		{[]string{"--length", "16777216"}, "activations of a step"},
+		{[]string{"--depth", "16777216"}, "parameters and optimiser state"},
+		{[]string{"--batch", "16777216", "--length", "16"}, "activations of a step"},
+		{[]string{"--model", "transformer", "--length", "11264"}, "attention scores 16×2×11264×11264"},
+	} {
+		_, err := runTrain(t, append(c.args, "--steps", "1")...)
+		if err == nil || !strings.Contains(err.Error(), "would need about") || !strings.Contains(err.Error(), c.want) ||
+			!strings.Contains(err.Error(), "memory budget of 8 GiB") {
+			t.Errorf("train %v: %v, want a refusal with %q", c.args, err, c.want)
+		}
+	}
+	// About 43 MiB (6 MiB of data): refused at 16 MiB, run at 1 GiB.
+	args := []string{"--task", "recall", "--model", "tnn", "--length", "1024", "--width", "8", "--depth", "1", "--batch", "2",
+		"--n-train", "1024", "--n-eval", "0", "--n-test", "2", "--steps", "0", "--rpe-hidden", "4"}
+	if _, err := runTrain(t, append(args, "--max-memory", "16MiB")...); err == nil || !strings.Contains(err.Error(), "data 6.") ||
+		!strings.Contains(err.Error(), "memory budget of 16 MiB") {
+		t.Errorf("--max-memory 16MiB: %v", err)
+	}
+	if _, err := runTrain(t, append(args, "--max-memory", "1GiB")...); err != nil {
+		t.Errorf("--max-memory 1GiB: %v", err)
+	}
+	for _, c := range []struct {
+		in   string
+		want int64
+	}{
+		{"8GiB", 8 << 30}, {"512MiB", 512 << 20}, {"1.5G", 3 << 29}, {"2KB", 2000}, {"4096", 4096}, {" 3 MB ", 3e6}, {"1TiB", 1 << 40},
+		{"0", -1}, {"-1GiB", -1}, {"NaN", -1}, {"Inf", -1}, {"GiB", -1}, {"0x10", -1}, {"1e30", -1}, {"8 parsecs", -1},
+	} {
+		got, err := parseBytes(c.in)
+		if c.want < 0 {
+			if err == nil {
+				t.Errorf("parseBytes(%q) = %d, want an error", c.in, got)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d", c.in, got, err, c.want)
+		}
+	}
+}
+
+// TestTrainDataMessages checks the messages of issues 22 (case 15) and 23:
+// an unknown token names the file, the line and the token; sequences
+// longer than --length are reported on standard error; --write-data
+// creates its directory; an evaluation reports the majority share of the
+// evaluated file's largest class, the file as the task, and no batch.
+func TestTrainDataMessages(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"--model", "tnn", "--width", "8", "--depth", "1", "--batch", "4", "--warmup", "1", "--rpe-hidden", "4", "--steps", "1"}
+	bad := filepath.Join(dir, "bad.tsv")
+	if err := os.WriteFile(bad, []byte("Source\tTarget\n( [MAX 2 ] )\t2\n( [MIN 4 NOPE ] )\t4\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runTrain(t, append(base, "--length", "16", "--train", bad)...); err == nil ||
+		!strings.Contains(err.Error(), bad+": line 3, token 3: unknown token \"NOPE\"") {
+		t.Errorf("unknown token: %v", err)
+	}
+	data := filepath.Join(dir, "new", "data")
+	ck := filepath.Join(dir, "m.ckpt")
+	_, stderr, err := runTrainStderr(t, append(base, "--length", "16", "--listops-min", "20", "--listops-max", "40", "--n-train", "8",
+		"--n-eval", "0", "--n-test", "20", "--write-data", data, "--checkpoint", ck)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "warning: train: 28 of 28 sequences are longer than the length 16") {
+		t.Errorf("standard error %q lacks the truncation warning", stderr)
+	}
+	test := filepath.Join(data, "listops_test.tsv")
+	f, err := os.Open(test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := tasks.ReadTSV(f, tasks.Classes)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[int]int{}
+	top := 0
+	for _, x := range s {
+		counts[x.Target]++
+		top = max(top, counts[x.Target])
+	}
+	out, err := runTrain(t, "--evaluate", "--checkpoint", ck, "--test", test, "--batch", "8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("majority class %.4f, its largest class share", float64(top)/float64(len(s)))
+	if !strings.Contains(out, want) || !strings.Contains(out, "listops_test.tsv (train 0, eval 0, test 20") || strings.Contains(out, "batch") {
+		t.Errorf("evaluation report lacks %q or the file name, or reports a batch:\n%s", want, out)
+	}
+}
+
+// TestTrainEvaluateDamagedCheckpoint evaluates a checkpoint with a NaN in
+// a weight: refused, naming the variable (it gave accuracy 0.1 and exit 0).
+func TestTrainEvaluateDamagedCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "m.ckpt")
+	base := []string{"--task", "listops", "--model", "tnn", "--length", "16", "--width", "8", "--depth", "1", "--batch", "4",
+		"--n-train", "8", "--n-eval", "0", "--n-test", "8", "--warmup", "1", "--rpe-hidden", "4", "--steps", "1"}
+	if _, err := runTrain(t, append(base, "--checkpoint", ck, "--write-data", dir)...); err != nil {
+		t.Fatal(err)
+	}
+	c, err := train.ReadCheckpoint(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range c.Variables {
+		if v.Scope == "/head" && v.Name == "w" {
+			c.Variables[i].Data = append([]byte(nil), v.Data...)
+			copy(c.Variables[i].Data, []byte{0, 0, 0xc0, 0x7f}) // float32 NaN, little-endian
+		}
+	}
+	if err := train.WriteCheckpoint(ck, c); err != nil {
+		t.Fatal(err)
+	}
+	_, err = runTrain(t, "--evaluate", "--checkpoint", ck, "--test", filepath.Join(dir, "listops_test.tsv"))
+	if err == nil || !strings.Contains(err.Error(), "/head/w holds NaN at index 0") {
+		t.Errorf("evaluating a checkpoint with a NaN weight: %v", err)
 	}
 }
