@@ -223,7 +223,7 @@ func registerNystrom(r *features.Registry, must func(error)) {
 				}
 			}
 			must(r.Register(features.Entry{Name: name, Aliases: aliases, Kernel: kc.name,
-				Doc: fmt.Sprintf("Nyström features of the %s kernel, %s landmarks from Options.Data", kc.name, method),
+				Doc: fmt.Sprintf("Nyström features of the %s kernel, %s landmarks from the (training) rows of Options.Data", kc.name, method),
 				New: func(o features.Options) (features.Pair, error) {
 					if o.Data == nil {
 						return nil, fmt.Errorf("catalog: %s chooses its landmarks from sample rows: Options.Data is empty", name)
