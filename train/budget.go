@@ -3,6 +3,7 @@ package train
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/kernelkit/kernelkit/internal/limits"
@@ -93,4 +94,27 @@ func EstimateMemory(cfg Config, data float64) (MemoryNeed, error) {
 		Largest:     est.Largest,
 		LargestWhat: est.LargestWhat,
 	}, nil
+}
+
+// checkpointFileFactor bounds the memory of reading a checkpoint file
+// against its size: the JSON text, which the decoder holds whole, and the
+// decoded variables (3/4 of their base64 text).
+const checkpointFileFactor = 2
+
+// checkCheckpointFile refuses a checkpoint file whose reading would exceed
+// the memory budget (0: DefaultMaxMemory), before it is read; a missing
+// file passes (the caller's read reports it).
+func checkCheckpointFile(path string, budget int64) error {
+	if budget <= 0 {
+		budget = DefaultMaxMemory
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	if need := checkpointFileFactor * float64(fi.Size()); need > float64(budget) {
+		return fmt.Errorf("train: reading checkpoint %s (%s) would need about %s, more than the memory budget of %s (MaxMemory, --max-memory)",
+			path, limits.Bytes(float64(fi.Size())), limits.Bytes(need), limits.Bytes(float64(budget)))
+	}
+	return nil
 }

@@ -97,6 +97,9 @@ func (j *Job) Run(ctx context.Context) (*JobReport, error) {
 		if cfg.Checkpoint == "" {
 			return nil, errors.New("train: evaluation needs a checkpoint")
 		}
+		if err := checkCheckpointFile(cfg.Checkpoint, cfg.MaxMemory); err != nil {
+			return nil, err
+		}
 		ck, err := ReadCheckpoint(cfg.Checkpoint)
 		if err != nil {
 			return nil, err

@@ -210,7 +210,8 @@ func TestJobFileErrors(t *testing.T) {
 // refused with an error naming the variable (issue 22, case 3: a NaN gave
 // "accuracy 0.1000 (loss NaN)", a missing variable was drawn afresh); a
 // missing optimiser moment is refused only for further training, not for
-// an evaluation.
+// an evaluation. A checkpoint too large for the memory budget is refused
+// before it is read.
 func TestCheckpointDamaged(t *testing.T) {
 	dir := t.TempDir()
 	j := toyJob(nn.KindTNN)
@@ -291,10 +292,21 @@ func TestCheckpointDamaged(t *testing.T) {
 			}
 		})
 	}
-	// The undamaged checkpoint resumes and evaluates.
+	// The undamaged checkpoint resumes; it is not evaluated under a
+	// budget below twice its size (the JSON text and the decoded
+	// variables).
 	cfg := j.Config
 	cfg.Steps = 3
 	if _, err := New(cfg); err != nil {
 		t.Errorf("the undamaged checkpoint: %v", err)
+	}
+	fi, err := os.Stat(cfg.Checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := &Job{Config: Config{Checkpoint: cfg.Checkpoint, Batch: 4, LR: 1e-3, MaxMemory: fi.Size()}, EvaluateOnly: true, TestFile: filepath.Join(dir, "test.tsv")}
+	ev.Model.Classes = tasks.Classes
+	if _, err := ev.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "reading checkpoint") {
+		t.Errorf("a checkpoint of %d bytes under a budget of as many bytes: %v", fi.Size(), err)
 	}
 }

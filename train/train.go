@@ -163,6 +163,9 @@ func New(cfg Config) (*Trainer, error) {
 	t.ctx.SetParam(gctx.ParamInitialSeed, int64(cfg.Seed>>1))
 	resumed := false
 	if cfg.Checkpoint != "" {
+		if err := checkCheckpointFile(cfg.Checkpoint, cfg.MaxMemory); err != nil {
+			return nil, err
+		}
 		ck, err := ReadCheckpoint(cfg.Checkpoint)
 		switch {
 		case err == nil:
@@ -191,6 +194,9 @@ func New(cfg Config) (*Trainer, error) {
 		}
 	}
 	if !resumed && cfg.InitFrom != "" {
+		if err := checkCheckpointFile(cfg.InitFrom, cfg.MaxMemory); err != nil {
+			return nil, err
+		}
 		ck, err := ReadCheckpoint(cfg.InitFrom)
 		if err != nil {
 			return nil, err
