@@ -17,6 +17,9 @@
 //	POST /v2/repository/models/{name}/load  reload the model's file (repository extension)
 //	GET  /metrics                           Prometheus metrics
 //
+// The repository endpoints exist only with Config.EnableRepository
+// (kernelkit serve --enable-repository); see Server safety.
+//
 // The model endpoints also answer under /v2/models/{name}/versions/{v}/...
 // when v is the version being served. Versions count from 1 and go up by
 // one with every successful reload.
@@ -31,6 +34,17 @@
 //	  "data": [[1, 2, 3], [4, 5, 6]]}]}
 //
 // FP32 data are rounded to single precision before the model sees them.
+// The data are read strictly, not coerced: every value must be a JSON
+// number within the FP64 range (null, which encoding/json reads as 0, a
+// string or a boolean is a 400 that names the value's place), and the
+// data are all numbers or all arrays of numbers, never a mix ("data mixes
+// nested rows and flat values"). The request object, its inputs and its
+// outputs may carry only the fields the protocol defines (a misspelt
+// "outputs" is a 400, not a request for the default outputs); boolean
+// parameters must be true or false (not null); the body must be UTF-8.
+// Request parameters other than "scores" and "probabilities" are ignored,
+// except Triton's binary extension ("binary_data_output" true, an input's
+// "binary_data_size"), which is refused.
 // A classifier answers the output "label" (INT64 [n], the class index) and,
 // when the request lists it in "outputs" or sets "parameters": {"scores":
 // true}, "scores" (FP64 [n, K]). A classifier fitted with calibration
@@ -67,13 +81,16 @@
 // Go. It returns at most MaxTransformValues values.
 //
 // Every failure answers {"error": "..."} with a 4xx or 5xx status: 400 for
-// malformed JSON, a wrong shape, datatype or data length, values beyond the
-// range of the datatype (JSON cannot carry NaN or Inf), unknown outputs
-// (probabilities of an uncalibrated model among them) or a failed reload; 404 for an unknown model, version or path; 405 (with
-// Allow) for a wrong method; 408 for a body that does not arrive within
-// the request timeout; 413 for a body or row count over the limits; 503
-// when an answer is not ready within the request timeout or the server is
-// shutting down. A client that sends its header slower than the
+// malformed JSON, a wrong shape, datatype or data length, values that are
+// not numbers or beyond the range of the datatype (JSON cannot carry NaN
+// or Inf), unknown fields or outputs (probabilities of an uncalibrated
+// model among them) or a reload of a bad file; 403 for a Host header a
+// loopback server does not answer; 404 for an unknown model, version or
+// path; 405 (with Allow) for a wrong method; 408 for a body that does not
+// arrive within the request timeout; 409 for a reload that would change
+// the model's signature; 413 for a body or row count over the limits; 415
+// for a POST that is not application/json; 503 when an answer or a
+// model file's read is not ready in time or the server is shutting down. A client that sends its header slower than the
 // read-header timeout is disconnected. Binary tensor data (the
 // Inference-Header-Content-Length extension) is not supported.
 //
@@ -100,8 +117,66 @@
 // atomic pointer: a request is checked and computed against the version
 // that was current when it arrived, so it sees the old or the new model as
 // a whole, never a mix. A file that cannot be read or is not a valid model
-// leaves the old version serving; the error is logged, returned and
-// counted.
+// leaves the old version serving; the error is logged (with the file's
+// path), returned and counted. The error a load request answers names no
+// server path.
+//
+// Model files are opened without blocking (O_NONBLOCK) and checked with
+// fstat: anything but a regular file — a named pipe, which would block an
+// ordinary open until a writer comes, a device, a directory — is refused.
+// Reading a file is bounded by Config.ReloadTimeout (kernelkit serve
+// --reload-timeout, default 30 s) and, for a load request, by the request
+// timeout; a read that does not finish (a hung file system) fails the
+// reload with 503, and until it returns further reloads of that model are
+// refused at once rather than piling up. Reloads of one model run one at
+// a time; a shutdown ends the wait of a reload in progress (503).
+//
+// Signature-preserving reloads. A reload must keep the model's signature —
+// what its clients depend on: the input width and column names, the
+// outputs (label, scores, probabilities or value) with their widths, and
+// the value output's column names — or every client of the old version
+// would start getting 400s or answers of another form. A new file with
+// another signature is refused (409, ErrSignatureChanged) and the old
+// version keeps serving, unless the reload asks for the change: the load
+// request {"parameters": {"allow_signature_change": true}}
+// (AllowSignatureChangeParameter), ReloadWith with
+// ReloadOptions.AllowSignatureChange, or Config.AllowSignatureChange
+// (kernelkit serve --allow-signature-change) for every reload, SIGHUP's
+// included. The feature dimension D is not part of the signature: a model
+// refitted with more features reloads as usual, and since new random
+// features are not comparable with old ones even at the same D, clients
+// of the transform endpoint must watch the model version anyway.
+//
+// # Server safety
+//
+// A model server on a developer's or operator's machine is reachable by
+// every web page their browser opens; these rules keep such pages from
+// driving it:
+//
+//   - The repository endpoints (index, load) are off unless
+//     Config.EnableRepository (kernelkit serve --enable-repository): a
+//     load makes the server read a file and replace a model.
+//   - Every POST must have Content-Type application/json (charset utf-8
+//     at most), else 415 before the body is read. A web page can send a
+//     cross-origin POST of text/plain or a form without asking; for JSON
+//     the browser first sends a CORS preflight (OPTIONS), which this
+//     server refuses (405, no CORS headers), so the POST never comes.
+//   - On a listener bound to a loopback address (the command's default,
+//     127.0.0.1:8080) every request's Host header must name localhost, a
+//     loopback address (any port: tunnels keep working) or one of
+//     Config.AllowedHosts (kernelkit serve --allowed-hosts; "*" accepts
+//     any), else 403. A page whose host name an attacker points at
+//     127.0.0.1 (DNS rebinding) is same-origin with the server as far as
+//     the browser knows, but its requests carry the attacker's name. A
+//     Server served by another http.Server checks when the connection is
+//     a loopback one. A listener bound to other addresses answers any
+//     Host: it is reachable by the network anyway.
+//   - Reloads keep the signature unless asked, open model files without
+//     blocking, refuse what is not a regular file, are bounded in time and
+//     answer without server paths (see Reloading).
+//   - Request bodies, rows, headers and the time to send them are bounded
+//     (Config's limits), and tensor data are never coerced (see
+//     Inference).
 //
 // # Metrics
 //
@@ -121,6 +196,10 @@
 // # Shutting down
 //
 // Shutdown (Run calls it when its context ends) stops accepting
-// connections, answers not-ready on the open ones, lets the requests in
-// flight finish and then stops the batch workers.
+// connections, answers not-ready on the open ones, ends the wait of
+// reloads in progress, lets the requests in flight finish and then stops
+// the batch workers. Run returns the shutdown timeout's error if requests
+// were still in flight when it ended (they are cut); the command logs
+// that and exits with status 0 after SIGINT or SIGTERM all the same: the
+// shutdown asked for happened.
 package serve

@@ -11,16 +11,18 @@ import (
 // regular file (checked before the open too, where the open itself could
 // wait: systems without O_NONBLOCK have no other way).
 func openRegular(path string) (*os.File, error) {
-	if st, err := os.Stat(path); err != nil {
+	st, err := os.Stat(path)
+	if err != nil {
 		return nil, err
-	} else if !st.Mode().IsRegular() {
+	}
+	if !st.Mode().IsRegular() {
 		return nil, errNotRegular(st.Mode())
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
+	st, err = f.Stat()
 	if err == nil && !st.Mode().IsRegular() {
 		err = errNotRegular(st.Mode())
 	}

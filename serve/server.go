@@ -134,16 +134,17 @@ type Config struct {
 	ReloadTimeout time.Duration
 	// AllowSignatureChange lets every reload replace a model by one with
 	// other inputs or outputs (see Reloading in the package doc); without
-	// it only a load request that asks for it can.
+	// it only a reload that asks for it (the load request parameter
+	// AllowSignatureChangeParameter, ReloadOptions) can.
 	AllowSignatureChange bool
-	// openFile opens a model file (default openRegular); tests replace it.
-	openFile func(path string) (*os.File, error)
-
 	// AllowedHosts are the host names (or host:port) that requests on a
 	// loopback listener may name in their Host header besides localhost
 	// and loopback addresses; "*" accepts any (see Server safety in the
 	// package doc).
 	AllowedHosts []string
+
+	// openFile opens a model file (default openRegular); tests replace it.
+	openFile func(path string) (*os.File, error)
 }
 
 func (c Config) withDefaults() (Config, error) {
