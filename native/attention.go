@@ -414,11 +414,13 @@ func (a *Attention[T]) softmaxForward(s *headScratch[T], z int) {
 				}
 				continue
 			}
+			for j := range row[:hi] {
+				row[j] -= mx
+			}
+			expSlice(row[:hi])
 			var sum T
-			for j, x := range row[:hi] {
+			for j, e := range row[:hi] {
 				if mask == nil || mask[j] > 0 {
-					e := expT[T](float64(x - mx))
-					row[j] = e
 					sum += e
 				} else {
 					row[j] = 0

@@ -43,3 +43,25 @@ func TestExp32(t *testing.T) {
 		t.Errorf("expT[float64](0.3) = %v, want math.Exp's %v", got, want)
 	}
 }
+
+// TestGELU32 checks the float32 GELU and its derivative against the
+// float64 erf form: within 4·10⁻⁷·max(1, |x|), A&S 7.1.26's 1.5·10⁻⁷ on
+// erf (halved in Φ) plus float32 rounding of values of size max(1, |x|).
+func TestGELU32(t *testing.T) {
+	var worstY, worstD float64
+	for x := -12.0; x <= 12; x += 1.0 / 256 {
+		x32 := float32(x)
+		y, d := gelu32(x32)
+		wy, wd := geluExact(float64(x32))
+		s := math.Max(1, math.Abs(float64(x32)))
+		worstY = math.Max(worstY, math.Abs(float64(y)-wy)/s)
+		worstD = math.Max(worstD, math.Abs(float64(d)-wd)/s)
+	}
+	t.Logf("gelu32: worst error %.3g (value), %.3g (derivative), relative to max(1, |x|)", worstY, worstD)
+	if !(worstY <= 4e-7) || !(worstD <= 4e-7) {
+		t.Errorf("gelu32: errors %.3g, %.3g exceed 4e-7", worstY, worstD)
+	}
+	if y, d := geluExact(float32(0)); y != 0 || d != 0.5 {
+		t.Errorf("GELU(0) = %v, GELU'(0) = %v, want 0 and 0.5", y, d)
+	}
+}

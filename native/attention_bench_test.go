@@ -46,11 +46,14 @@ func BenchmarkAttention(b *testing.B) {
 					}
 				}
 				a.SetMask(mask)
-				b.ResetTimer()
+				a.Forward(x, B, L) // allocate the buffers
+				a.Backward(dy)
+				cpu := processCPU()
 				for b.Loop() {
 					a.Forward(x, B, L)
 					a.Backward(dy)
 				}
+				reportCPU(b, cpu)
 			})
 		}
 	}
@@ -72,7 +75,18 @@ func BenchmarkFFN(b *testing.B) {
 	for i, v := range mixRand(2, 1, len(x)) {
 		x[i] = float32(v)
 	}
+	f.Backward(f.Forward(x, B, L))
+	cpu := processCPU()
 	for b.Loop() {
 		f.Backward(f.Forward(x, B, L))
+	}
+	reportCPU(b, cpu)
+}
+
+// reportCPU reports the process CPU time per operation since cpu (all
+// cores together; where it exceeds ns/op the work ran in parallel).
+func reportCPU(b *testing.B, cpu int64) {
+	if now := processCPU(); cpu > 0 && now > cpu {
+		b.ReportMetric(float64(now-cpu)/float64(b.N), "cpu-ns/op")
 	}
 }

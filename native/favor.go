@@ -51,8 +51,13 @@ func favorFeatures[T Float](f, x, omega []T, L, d, m int, rowwise bool) {
 				sh = math.Max(sh, float64(v))
 			}
 		}
-		for i, v := range row {
-			row[i] = expT[T](float64(v)-sq-sh) * norm
+		off := T(sq + sh)
+		for i := range row {
+			row[i] -= off
+		}
+		expSlice(row)
+		for i := range row {
+			row[i] *= norm
 		}
 	}
 }

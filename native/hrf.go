@@ -98,9 +98,13 @@ func (a *Attention[T]) hrfFeatures(s *headScratch[T], x []T, query bool, posf, t
 		}
 		pr, tr := posf[l*2*M:(l+1)*2*M], trigf[l*2*M:(l+1)*2*M]
 		e := math.Exp(sq - cTrig - sh)
+		off := T(sq + cPos + sh)
 		for i, v := range u[l*M : (l+1)*M] {
-			pr[i] = expT[T](float64(v) - sq - cPos - sh)
-			pr[M+i] = expT[T](-float64(v) - sq - cPos - sh)
+			pr[i] = v - off
+			pr[M+i] = -v - off
+		}
+		expSlice(pr)
+		for i := range u[l*M : (l+1)*M] {
 			sin, cos := math.Sincos(float64(t[l*M+i]))
 			tr[i] = T(e * sin)
 			tr[M+i] = T(e * cos)
