@@ -63,7 +63,7 @@ func (m MemoryNeed) Check(budget int64) error {
 		}
 	}
 	largest := ""
-	if m.LargestWhat != "" {
+	if m.LargestWhat != "" && m.Largest >= m.Total()/64 { // a tensor that matters
 		largest = fmt.Sprintf("; the largest tensor, %s, alone %s", m.LargestWhat, limits.Bytes(m.Largest))
 	}
 	return fmt.Errorf("train: the run would need about %s (%s%s), more than the memory budget of %s (MaxMemory, --max-memory)",
