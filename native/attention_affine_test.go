@@ -22,10 +22,15 @@ func TestExp32(t *testing.T) {
 	}
 	xs = append(xs, 0, -0.5, 0.5, float32(math.Ln2), -float32(math.Ln2))
 	var worst float64
-	for _, x := range xs {
+	ys := append([]float32(nil), xs...)
+	expSlice(ys)
+	for i, x := range xs {
 		want := float64(float32(math.Exp(float64(x))))
 		got := float64(exp32(x))
 		worst = math.Max(worst, math.Abs(got-want)/want)
+		if ys[i] != exp32(x) {
+			t.Errorf("expSlice gives %v at %v, exp32 %v", ys[i], x, exp32(x))
+		}
 	}
 	t.Logf("exp32: worst relative error %.3g (%d points)", worst, len(xs))
 	if !(worst <= tol) {
@@ -41,6 +46,13 @@ func TestExp32(t *testing.T) {
 	}
 	if got, want := expT[float64](0.3), math.Exp(0.3); got != want {
 		t.Errorf("expT[float64](0.3) = %v, want math.Exp's %v", got, want)
+	}
+	x64 := []float64{-800, -3, 0.3, 700}
+	expSlice(x64)
+	for i, x := range []float64{-800, -3, 0.3, 700} {
+		if x64[i] != math.Exp(x) {
+			t.Errorf("expSlice (float64) gives %v at %v, want math.Exp's %v", x64[i], x, math.Exp(x))
+		}
 	}
 }
 
