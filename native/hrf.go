@@ -180,15 +180,21 @@ func (a *Attention[T]) hrfParts(z int) (qpos, qtrig, qa, qb, kpos, ktrig, c, out
 	return qpos, qtrig, qa, qb, kpos, ktrig, c, take(L * W)
 }
 
-// hrfInputs gathers head z's scaled queries and keys and [v, 1] into s,
-// and c ⊗ [v, 1] (L×PW, c's index major).
-func (a *Attention[T]) hrfInputs(s *headScratch[T], z int, c []T) (xq, xk, v1, cv []T) {
-	L, dh, P := a.l, a.dh, 1+a.n
-	W := dh + 1
+// hrfQK gathers head z's queries and keys scaled by d_h^(−1/4) into s.
+func (a *Attention[T]) hrfQK(s *headScratch[T], z int) (xq, xk []T) {
+	L, dh := a.l, a.dh
 	sc := T(math.Pow(float64(dh), -0.25))
 	xq, xk = s.buf(hrQ, L*dh), s.buf(hrK, L*dh)
 	a.gather(xq, dh, a.qn, z, sc)
 	a.gather(xk, dh, a.kn, z, sc)
+	return xq, xk
+}
+
+// hrfValues gathers head z's [v, 1] (L×W) into s and forms c ⊗ [v, 1]
+// (L×PW, c's index major).
+func (a *Attention[T]) hrfValues(s *headScratch[T], z int, c []T) (v1, cv []T) {
+	L, dh, P := a.l, a.dh, 1+a.n
+	W := dh + 1
 	v1 = s.buf(hrV1, L*W)
 	a.gather(v1, W, a.v, z, 1)
 	for l := 0; l < L; l++ {
@@ -196,7 +202,7 @@ func (a *Attention[T]) hrfInputs(s *headScratch[T], z int, c []T) (xq, xk, v1, c
 	}
 	cv = s.buf(hrCV, L*P*W)
 	a.hrfOuter(cv, c, v1)
-	return xq, xk, v1, cv
+	return v1, cv
 }
 
 // hrfOuter sets dst (L×PW) to the row-wise outer products of f (L×P) and
@@ -242,10 +248,7 @@ func (a *Attention[T]) hrfForward(s *headScratch[T], z int) {
 	L, dh, P := a.l, a.dh, 1+a.n
 	W, M2, PW := dh+1, 2*a.m, (1+a.n)*(dh+1)
 	qpos, qtrig, qa, qb, kpos, ktrig, c, out1 := a.hrfParts(z)
-	sc := T(math.Pow(float64(dh), -0.25))
-	xq, xk := s.buf(hrQ, L*dh), s.buf(hrK, L*dh)
-	a.gather(xq, dh, a.qn, z, sc)
-	a.gather(xk, dh, a.kn, z, sc)
+	xq, xk := a.hrfQK(s, z)
 	a.hrfFeatures(s, xq, true, qpos, qtrig, qa, qb)
 	a.hrfFeatures(s, xk, false, kpos, ktrig, c, nil)
 	if mask := a.headMask(z); mask != nil {
@@ -255,7 +258,7 @@ func (a *Attention[T]) hrfForward(s *headScratch[T], z int) {
 			}
 		}
 	}
-	_, _, v1, cv := a.hrfInputs(s, z, c)
+	v1, cv := a.hrfValues(s, z, c)
 	stp, stt := s.buf(hrStP, M2*PW), s.buf(hrStT, M2*PW)
 	if !a.causal {
 		up := s.buf(hrUp, L*PW)
@@ -325,7 +328,8 @@ func (a *Attention[T]) hrfBackward(s *headScratch[T], z int) {
 	L, dh, P := a.l, a.dh, 1+a.n
 	W, M2, PW := dh+1, 2*a.m, (1+a.n)*(dh+1)
 	qpos, qtrig, qa, qb, kpos, ktrig, c, out1 := a.hrfParts(z)
-	xq, xk, v1, cv := a.hrfInputs(s, z, c)
+	xq, xk := a.hrfQK(s, z)
+	v1, cv := a.hrfValues(s, z, c)
 	dres := s.buf(hrOut, L*dh)
 	a.gather(dres, dh, a.do, z, 1)
 	dout := s.buf(hrDout, L*W)
