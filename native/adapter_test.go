@@ -1,6 +1,7 @@
 package native
 
 import (
+	"fmt"
 	"testing"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
@@ -13,13 +14,16 @@ func TestAdaptersMatchGoMLX(t *testing.T) {
 		adapter, scope string
 		size           int
 		frozen         bool
+		B, L           int
 	}{
-		{nn.AdapterBottleneck, "/block_0/adapter_mix", 4, false},
-		{nn.AdapterBottleneck, "/block_0/adapter_ffn", 3, true},
-		{nn.AdapterSNNK, "/block_0/adapter_mix", 16, false},
-		{nn.AdapterSNNK, "/block_0/adapter_ffn", 5, true},
+		{nn.AdapterBottleneck, "/block_0/adapter_mix", 4, false, 2, 8},
+		{nn.AdapterBottleneck, "/block_0/adapter_ffn", 3, true, 2, 8},
+		{nn.AdapterBottleneck, "/block_0/adapter_ffn", 6, false, 3, 100},
+		{nn.AdapterSNNK, "/block_0/adapter_mix", 16, false, 2, 8},
+		{nn.AdapterSNNK, "/block_0/adapter_ffn", 5, true, 2, 8},
+		{nn.AdapterSNNK, "/block_0/adapter_mix", 12, false, 3, 100},
 	} {
-		name := tc.adapter + " " + tc.scope
+		name := fmt.Sprintf("%s %s size %d rows %d", tc.adapter, tc.scope, tc.size, tc.B*tc.L)
 		t.Run(name, func(t *testing.T) {
 			cfg := mixConfig(t, nn.KindPerformer, false, 0, 0, tc.frozen)
 			cfg.Adapter, cfg.AdapterSize, cfg.AdapterSeed = tc.adapter, tc.size, 4
@@ -36,8 +40,7 @@ func TestAdaptersMatchGoMLX(t *testing.T) {
 				}
 				return nn.BottleneckAdapter(x, p["w_down"], p["b_down"], p["w_up"], p["b_up"])
 			}
-			const B = 2
-			c := mixCase{layer: ad, ref: ref, B: B, L: cfg.Length, x: mixRand(7, 1, B*cfg.Length*cfg.Width)}
+			c := mixCase{layer: ad, ref: ref, B: tc.B, L: tc.L, x: mixRand(7, 1, tc.B*tc.L*cfg.Width)}
 			c.check(t, name)
 			c.check(t, name+" (again)")
 		})

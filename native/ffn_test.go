@@ -13,7 +13,9 @@ func TestFFNMatchesGoMLX(t *testing.T) {
 		name   string
 		hidden int
 		frozen bool
-	}{{"default hidden", 0, false}, {"hidden 5", 5, false}, {"frozen backbone", 0, true}} {
+		B, L   int
+	}{{"default hidden", 0, false, 2, 8}, {"hidden 5", 5, false, 2, 8}, {"frozen backbone", 0, true, 2, 8},
+		{"several row chunks", 0, false, 3, 100}} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := mixConfig(t, nn.KindTransformer, false, 0, 0, tc.frozen)
 			if tc.hidden > 0 {
@@ -25,8 +27,7 @@ func TestFFNMatchesGoMLX(t *testing.T) {
 			ref := func(x *Node, p map[string]*Node, _ *Node) *Node {
 				return nn.FFN(x, p["w1"], p["b1"], p["w2"], p["b2"])
 			}
-			const B = 2
-			c := mixCase{layer: f, ref: ref, B: B, L: cfg.Length, x: mixRand(6, 1.5, B*cfg.Length*cfg.Width)}
+			c := mixCase{layer: f, ref: ref, B: tc.B, L: tc.L, x: mixRand(6, 1.5, tc.B*tc.L*cfg.Width)}
 			c.check(t, tc.name)
 			c.check(t, tc.name+" (again)")
 		})
