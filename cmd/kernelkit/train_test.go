@@ -284,3 +284,30 @@ func TestTrainEvaluateDamagedCheckpoint(t *testing.T) {
 		t.Errorf("evaluating a checkpoint with a NaN weight: %v", err)
 	}
 }
+
+// TestTrainListOpsMin generates ListOps with --listops-min 100 and no
+// --listops-max at length 128 (issue 23): every written sequence has
+// 101…127 tokens (the minimum was ignored: lengths 33–127).
+func TestTrainListOpsMin(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := runTrain(t, "--task", "listops", "--model", "tnn", "--length", "128", "--width", "8", "--depth", "1", "--batch", "4",
+		"--rpe-hidden", "4", "--steps", "0", "--n-train", "24", "--n-eval", "0", "--n-test", "4", "--listops-min", "100", "--write-data", dir); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, "listops_train.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := tasks.ReadTSV(f, tasks.Classes)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range s {
+		if n := len(tasks.Tokenize(x.Source)); n <= 100 || n >= 128 {
+			t.Errorf("line %d: %d tokens, outside (100, 128)", x.Line, n)
+		}
+	}
+}
