@@ -635,3 +635,55 @@ func TestShutdownDuringHungReload(t *testing.T) {
 	}
 	t.Logf("shut down in %v", time.Since(began))
 }
+
+// FuzzParseData: parseData accepts exactly the JSON that encoding/json
+// reads as n×d numbers, flat or one array per row (with no null, which
+// encoding/json would read as 0 into a []float64), and reads the same
+// bits.
+func FuzzParseData(f *testing.F) {
+	for _, s := range []string{`[1, -2.5, 3e2, 0]`, `[[1,2],[3,4]]`, `[0.1, null, 0.3, 1]`, `[[1,2],3,4]`, `[1,2,[3,4]]`,
+		`[[[1,2]]]`, `[1e999, 1]`, `[+1]`, `[1,]`, ` [ -0 , 1E+2 ] `, `["1", 2]`} {
+		f.Add(s, uint8(2), uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, raw string, n8, d8 uint8) {
+		n, d := int(n8%4)+1, int(d8%4)+1
+		got, err := parseData(json.RawMessage(raw), n, d, n*d)
+		// The reference: encoding/json's reading, checked for the shape.
+		var want []float64
+		var v any
+		ok := json.Unmarshal([]byte(raw), &v) == nil
+		if top, isArr := v.([]any); ok && isArr {
+			_, nested := any(nil), false
+			if len(top) > 0 {
+				_, nested = top[0].([]any)
+			}
+			for _, x := range top {
+				switch x := x.(type) {
+				case float64:
+					ok = ok && !nested
+					want = append(want, x)
+				case []any:
+					ok = ok && nested && len(x) == d
+					for _, y := range x {
+						f, isNum := y.(float64)
+						ok = ok && isNum
+						want = append(want, f)
+					}
+				default:
+					ok = false
+				}
+			}
+			ok = ok && len(want) == n*d && (!nested || len(top) == n)
+		} else {
+			ok = false
+		}
+		if ok != (err == nil) {
+			t.Fatalf("parseData(%q, %d, %d) = %v, %v; encoding/json reads it ok=%v", raw, n, d, got, err, ok)
+		}
+		for i := range want {
+			if ok && math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("parseData(%q) value %d = %v, encoding/json %v", raw, i, got[i], want[i])
+			}
+		}
+	})
+}
