@@ -1,0 +1,190 @@
+package native
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
+
+	"github.com/kernelkit/kernelkit/nn"
+)
+
+// checkLayer compares a layer's forward pass and gradients (input and
+// parameters, for the loss L = Σ R ⊙ y with a fixed random R) with the
+// GoMLX graph ref of the same layer (float64, pure-Go backend) and its
+// automatic differentiation. The parameters are set to random values
+// first; ref receives x (B×L×width) and the parameters in the order of
+// layer.Params().
+func checkLayer(t *testing.T, name string, layer Layer[float64], B, L, width int, ref func(x *Node, ps []*Node) *Node) {
+	t.Helper()
+	ps := layer.Params()
+	ins := []arr{randArr(1, 1, B, L, width)}
+	for i, p := range ps {
+		a := randArr(uint64(10+i), 0.5, p.Dims...)
+		copy(p.Value, a.data)
+		ins = append(ins, a)
+		p.ZeroGrad()
+	}
+	y := append([]float64(nil), layer.Forward(ins[0].data, B, L)...)
+	r := randArr(2, 1, len(y))
+	dx := append([]float64(nil), layer.Backward(r.data)...)
+	want := eval(t, func(x []*Node) []*Node {
+		out := ref(x[0], x[1:])
+		flat := Reshape(out, out.Shape().Size())
+		loss := ReduceAllSum(Mul(flat, Const(flat.Graph(), r.data)))
+		return append([]*Node{flat}, Gradient(loss, x...)...)
+	}, ins...)
+	assertClose(t, name+": forward", y, want[0], fwdTol)
+	assertClose(t, name+": ∂x", dx, want[1], gradTol)
+	for i, p := range ps {
+		if p.Trainable {
+			assertClose(t, fmt.Sprintf("%s: ∂%s/%s", name, p.Scope, p.Name), p.Grad, want[2+i], gradTol)
+		}
+	}
+}
+
+// linearLayer wraps linear as a Layer for the tests.
+type linearLayer struct{ l *linear[float64] }
+
+func (w linearLayer) Forward(x []float64, B, L int) []float64 { return w.l.forward(x, B*L) }
+func (w linearLayer) Backward(dy []float64) []float64        { return w.l.backward(dy) }
+func (w linearLayer) Params() []*Param[float64]               { return w.l.params() }
+
+// normLayer wraps rmsNorm as a Layer for the tests.
+type normLayer struct {
+	n     *rmsNorm[float64]
+	width int
+}
+
+func (w normLayer) Forward(x []float64, B, L int) []float64 { return w.n.forward(x, B*L, w.width) }
+func (w normLayer) Backward(dy []float64) []float64        { return w.n.backward(dy) }
+func (w normLayer) Params() []*Param[float64]               { return nil }
+
+func TestLinearAndNormMatchGoMLX(t *testing.T) {
+	checkLayer(t, "affine", linearLayer{newLinear[float64]("/s", "w", "b", 6, 5, true)}, 3, 7, 6,
+		func(x *Node, ps []*Node) *Node { return nn.Affine(x, ps[0], ps[1]) })
+	checkLayer(t, "rms norm", normLayer{&rmsNorm[float64]{}, 6}, 3, 7, 6,
+		func(x *Node, _ []*Node) *Node { return nn.RMSNorm(x) })
+}
+
+// rpeMLP is the nn.MLP of parameters ps (w0, b0, w1, b1, …).
+func rpeMLP(t *testing.T, act string, ps []*Node) nn.MLP {
+	a, err := nn.ActivationByName(act)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nn.MLP{Act: a}
+	for i := 0; i+1 < len(ps); i += 2 {
+		m.W = append(m.W, ps[i])
+		m.B = append(m.B, ps[i+1])
+	}
+	return m
+}
+
+// tnoCase is one token mixer configuration.
+type tnoCase struct {
+	name string
+	cfg  nn.ModelConfig
+}
+
+func tnoCases() []tnoCase {
+	base := nn.ModelConfig{Vocab: 5, Classes: 3, Length: 9, Width: 4, Depth: 1, RPEHidden: 5, RPELayers: 2,
+		SKIRank: 4, SKIFilter: 3, SKIGrid: 7, Lambda: 0.9}
+	var out []tnoCase
+	for _, c := range []struct {
+		kind, act string
+		causal    bool
+		filter    int
+	}{
+		{nn.KindTNN, "gelu", false, 0}, {nn.KindTNN, "relu", true, 0},
+		{nn.KindFDTNN, "silu", true, 0}, {nn.KindFDTNN, "gelu", false, 0},
+		{nn.KindSKITNN, "", false, 3}, {nn.KindSKITNN, "", false, 4},
+	} {
+		cfg := base
+		cfg.Kind, cfg.RPEAct, cfg.Causal = c.kind, c.act, c.causal
+		if c.filter > 0 {
+			cfg.SKIFilter = c.filter
+		}
+		cfg.Defaults()
+		out = append(out, tnoCase{fmt.Sprintf("%s/causal=%v/%s/m=%d", c.kind, c.causal, c.act, cfg.SKIFilter), cfg})
+	}
+	return out
+}
+
+// newTNO builds the native token mixer of cfg on e channels.
+func newTNO(t *testing.T, cfg *nn.ModelConfig, e int) Layer[float64] {
+	t.Helper()
+	var l Layer[float64]
+	var err error
+	switch cfg.Kind {
+	case nn.KindTNN:
+		l, err = newTNNTNO[float64](cfg, "/tno", e, true)
+	case nn.KindFDTNN:
+		l, err = newFDTNO[float64](cfg, "/tno", e, true)
+	default:
+		l, err = newSKITNO[float64](cfg, "/tno", e, true)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// refTNO is the GoMLX token mixer of cfg (the forms nn.ModelConfig uses
+// below its spectral length) for parameters ps in the native order.
+func refTNO(t *testing.T, cfg *nn.ModelConfig, x *Node, ps []*Node) *Node {
+	g := x.Graph()
+	n, e := cfg.Length, x.Shape().Dim(2)
+	switch cfg.Kind {
+	case nn.KindTNN:
+		coef := nn.TNNCoefficients(g, rpeMLP(t, cfg.RPEAct, ps), n, cfg.Lambda)
+		if cfg.Causal {
+			m := make([]float64, 2*n-1)
+			for k := 0; k < n; k++ {
+				m[k+n-1] = 1
+			}
+			coef = Mul(coef, Reshape(Const(g, m), 2*n-1, 1))
+		}
+		return nn.ToeplitzDense(x, coef)
+	case nn.KindFDTNN:
+		k := rpeMLP(t, cfg.RPEAct, ps).Apply(nn.FDInput(g, dtypes.Float64, n))
+		if cfg.Causal {
+			return nn.ToeplitzDense(x, nn.FDCausalCoefficients(k))
+		}
+		re, im := nn.SelectColumns(k, 0, e), nn.SelectColumns(k, e, 2*e)
+		return nn.ToeplitzDense(x, nn.FDBidirectionalCoefficients(re, im))
+	default:
+		p, err := nn.NewSKIPlan(n, cfg.SKIRank, cfg.SKIGrid, cfg.Lambda)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.SKI(x, ps[0], ps[1])
+	}
+}
+
+func TestTokenMixersMatchGoMLX(t *testing.T) {
+	for _, c := range tnoCases() {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := c.cfg
+			e := 3
+			checkLayer(t, c.name, newTNO(t, &cfg, e), 2, cfg.Length, e,
+				func(x *Node, ps []*Node) *Node { return refTNO(t, &cfg, x, ps) })
+		})
+	}
+}
+
+func TestGTUAndGLUMatchGoMLX(t *testing.T) {
+	for _, c := range tnoCases()[:3] {
+		cfg := c.cfg
+		d, e := 4, 6
+		g := newGTU("/gtu", d, e, newTNO(t, &cfg, e), true)
+		checkLayer(t, "gtu/"+c.name, g, 2, cfg.Length, d, func(x *Node, ps []*Node) *Node {
+			p := nn.GTUParams{WU: ps[0], BU: ps[1], WV: ps[2], BV: ps[3], WO: ps[4], BO: ps[5]}
+			return nn.GTU(x, p, func(v *Node) *Node { return refTNO(t, &cfg, v, ps[6:]) })
+		})
+	}
+	checkLayer(t, "glu", newGLU[float64]("/glu", 4, 7, true), 2, 5, 4, func(x *Node, ps []*Node) *Node {
+		return nn.GLU(x, nn.GLUParams{W1: ps[0], B1: ps[1], W2: ps[2], B2: ps[3], W3: ps[4], B3: ps[5]})
+	})
+}
