@@ -48,7 +48,7 @@ func checkLayer(t *testing.T, name string, layer Layer[float64], B, L, width int
 type linearLayer struct{ l *linear[float64] }
 
 func (w linearLayer) Forward(x []float64, B, L int) []float64 { return w.l.forward(x, B*L) }
-func (w linearLayer) Backward(dy []float64) []float64        { return w.l.backward(dy) }
+func (w linearLayer) Backward(dy []float64) []float64         { return w.l.backward(dy) }
 func (w linearLayer) Params() []*Param[float64]               { return w.l.params() }
 
 // normLayer wraps rmsNorm as a Layer for the tests.
@@ -58,7 +58,7 @@ type normLayer struct {
 }
 
 func (w normLayer) Forward(x []float64, B, L int) []float64 { return w.n.forward(x, B*L, w.width) }
-func (w normLayer) Backward(dy []float64) []float64        { return w.n.backward(dy) }
+func (w normLayer) Backward(dy []float64) []float64         { return w.n.backward(dy) }
 func (w normLayer) Params() []*Param[float64]               { return nil }
 
 func TestLinearAndNormMatchGoMLX(t *testing.T) {
