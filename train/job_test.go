@@ -310,3 +310,46 @@ func TestCheckpointDamaged(t *testing.T) {
 		t.Errorf("a checkpoint of %d bytes under a budget of as many bytes: %v", fi.Size(), err)
 	}
 }
+
+// TestCheckpointBeforeFirstStep writes a checkpoint of a run of zero steps
+// (whose model variables did not exist yet): it holds the whole model,
+// so that ReadCheckpoint accepts it, and a run resumed from it trains.
+func TestCheckpointBeforeFirstStep(t *testing.T) {
+	data := toyData(t, 32, 6)
+	cfg := toyConfig(nn.KindSKITNN)
+	cfg.Steps, cfg.Checkpoint = 0, filepath.Join(t.TempDir(), "zero.ckpt")
+	tr, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Fit(context.Background(), data, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadCheckpoint(cfg.Checkpoint); err != nil {
+		t.Fatalf("checkpoint of zero steps: %v", err)
+	}
+	cfg.Steps = 2
+	tr, err = New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tr.Fit(context.Background(), data, nil)
+	if err != nil || len(res.Loss) != 2 {
+		t.Fatalf("resumed run: %v, %+v", err, res)
+	}
+	straight := cfg
+	straight.Checkpoint = ""
+	tr, err = New(straight)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := tr.Fit(context.Background(), data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want.Loss {
+		if res.Loss[i] != want.Loss[i] {
+			t.Errorf("step %d: loss %v after a checkpoint of zero steps, %v straight", i+1, res.Loss[i], want.Loss[i])
+		}
+	}
+}

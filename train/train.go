@@ -570,6 +570,15 @@ func isModelScope(sc string) bool {
 
 // Save writes a checkpoint of the current state.
 func (t *Trainer) Save(path string) error {
+	// Before the first step or evaluation the model's variables do not
+	// exist yet: a forward pass on one padding row creates them, so that
+	// every checkpoint holds the whole model.
+	if t.ctx.GetVariableByScopeAndName("/head", "w") == nil {
+		tok, _ := t.batchTensor(nil, []int{-1})
+		if _, err := t.logits.Exec(tok); err != nil {
+			return fmt.Errorf("train: building the model: %w", err)
+		}
+	}
 	vars, err := snapshot(t.ctx)
 	if err != nil {
 		return err
