@@ -65,11 +65,14 @@ type Attention[T Float] struct {
 // headScratch is one worker's scratch space, a set of numbered buffers
 // grown on demand and reused across calls.
 type headScratch[T Float] struct {
-	bufs [24][]T
+	bufs [][]T
 }
 
 // buf returns scratch buffer i resized to n elements (contents undefined).
 func (s *headScratch[T]) buf(i, n int) []T {
+	for len(s.bufs) <= i {
+		s.bufs = append(s.bufs, nil)
+	}
 	s.bufs[i] = growSlice(s.bufs[i], n)
 	return s.bufs[i]
 }

@@ -28,8 +28,8 @@ const (
 	hrDkt
 	hrDcv // L×PW
 	hrDst // per-chunk state gradients, nc×2×2M×PW
-	hrDx  // L×d_h
-	hrOut // L×d_h
+	hrDv  // value gradient [dv, d1], L×W
+	hrOut // head output, L×d_h; backward: its gradient, then those of q and k
 )
 
 // hrfEps is the smallest denominator magnitude of hybrid attention (nn's
@@ -354,7 +354,7 @@ func (a *Attention[T]) hrfBackward(s *headScratch[T], z int) {
 		gemm(false, false, L, PW, M2, 1, ktrig, M2, dstt, PW, 1, dcv, PW)
 		gemm(false, true, L, M2, PW, 1, cv, PW, dsp, PW, 0, dkp, M2)
 		gemm(false, true, L, M2, PW, 1, cv, PW, dstt, PW, 0, dkt, M2)
-		dv := s.buf(hrDx, L*W)
+		dv := s.buf(hrDv, L*W)
 		clear(dv)
 		hrfContract(dv, dcv, c, L, P, W)
 		a.scatter(a.dv, dv, W, z, 1)
@@ -364,7 +364,7 @@ func (a *Attention[T]) hrfBackward(s *headScratch[T], z int) {
 		s1, c1, s2, c2, ds := s.buf(hrS1, ch*ch), s.buf(hrC1, ch*ch), s.buf(hrS2, ch*ch), s.buf(hrC2, ch*ch), s.buf(hrDS, ch*ch)
 		up := s.buf(hrUp, ch*PW)
 		dst := s.buf(hrDst, nc*2*M2*PW)
-		dv := s.buf(hrDx, L*W)
+		dv := s.buf(hrDv, L*W)
 		clear(stp)
 		clear(stt)
 		for n := 0; n < nc; n++ {
