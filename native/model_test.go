@@ -1,0 +1,144 @@
+package native
+
+import (
+	"testing"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/train/losses"
+
+	"github.com/kernelkit/kernelkit/nn"
+)
+
+// tinyModels are the TNN-kind configurations of the whole-model tests.
+func tinyModels() []nn.ModelConfig {
+	base := nn.ModelConfig{Vocab: 7, Classes: 3, Length: 8, Width: 4, Depth: 2, Hidden: 6, RPEHidden: 5,
+		SKIRank: 4, SKIFilter: 3, SKIGrid: 7}
+	var out []nn.ModelConfig
+	for _, c := range []struct {
+		kind, act string
+		causal    bool
+		expand    int
+	}{
+		{nn.KindTNN, "relu", false, 1}, {nn.KindTNN, "gelu", true, 2}, {nn.KindSKITNN, "", false, 1},
+		{nn.KindFDTNN, "silu", true, 1}, {nn.KindFDTNN, "relu", false, 2},
+	} {
+		cfg := base
+		cfg.Kind, cfg.RPEAct, cfg.Causal, cfg.Expand = c.kind, c.act, c.causal, c.expand
+		out = append(out, cfg)
+	}
+	return out
+}
+
+// tinyBatch is a batch of 3 sequences of length 8 with padding (0) at the
+// end of two of them, one entirely padding.
+var (
+	tinyTokens = []int32{1, 2, 3, 4, 5, 6, 1, 2, 3, 3, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	tinyLabels = []int32{2, 0, 1}
+)
+
+// gomlxLossAndGrads evaluates nn.ModelConfig.LogitsDType (float64) with the
+// model's parameter values and returns the logits, GoMLX's mean sparse
+// cross-entropy and its gradients (autodiff) for every parameter, in the
+// order of m.Params().
+func gomlxLossAndGrads(t *testing.T, m *Model[float64], tokens, labels []int32) (logits []float64, loss float64, grads [][]float64) {
+	t.Helper()
+	cfg := m.Config()
+	ctx := context.New()
+	for _, p := range m.Params() {
+		ctx.InAbsPath(p.Scope).VariableWithValue(p.Name, tensors.FromFlatDataAndDimensions(append([]float64(nil), p.Value...), p.Dims...))
+	}
+	B := len(labels)
+	exec, err := context.NewExec(testBackend(t), ctx.Reuse(), func(ctx *context.Context, tok *Node) []*Node {
+		g := tok.Graph()
+		z := cfg.LogitsDType(ctx, tok, dtypes.Float64)
+		lab := Reshape(Const(g, labels), B, 1)
+		l := ReduceAllMean(losses.SparseCategoricalCrossEntropyLogits([]*Node{lab}, []*Node{z}))
+		var vs []*Node
+		for _, p := range m.Params() {
+			vs = append(vs, ctx.GetVariableByScopeAndName(p.Scope, p.Name).ValueGraph(g))
+		}
+		return append([]*Node{Reshape(z, B*cfg.Classes), l}, Gradient(l, vs...)...)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err := exec.Exec(tensors.FromFlatDataAndDimensions(tokens, B, cfg.Length))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits = tensors.MustCopyFlatData[float64](outs[0])
+	loss = tensors.ToScalar[float64](outs[1])
+	for _, o := range outs[2:] {
+		grads = append(grads, tensors.MustCopyFlatData[float64](o))
+	}
+	return logits, loss, grads
+}
+
+func TestModelMatchesGoMLX(t *testing.T) {
+	for _, cfg := range tinyModels() {
+		name := cfg.Kind
+		if cfg.Causal {
+			name += "/causal"
+		}
+		t.Run(name, func(t *testing.T) {
+			m, err := NewModel[float64](cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Init(3)
+			z, err := m.Forward(tinyTokens)
+			if err != nil {
+				t.Fatal(err)
+			}
+			loss, err := m.Loss(tinyLabels)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.ZeroGrad()
+			m.Backward()
+			wz, wl, wg := gomlxLossAndGrads(t, m, tinyTokens, tinyLabels)
+			assertClose(t, "logits", z, wz, fwdTol)
+			assertClose(t, "loss", []float64{loss}, []float64{wl}, fwdTol)
+			if len(wg) != len(m.Params()) {
+				t.Fatalf("%d gradients for %d parameters", len(wg), len(m.Params()))
+			}
+			for i, p := range m.Params() {
+				assertClose(t, "∂"+p.Scope+"/"+p.Name, p.Grad, wg[i], gradTol)
+			}
+		})
+	}
+}
+
+func TestModelRejectsBadInputs(t *testing.T) {
+	m, err := NewModel[float64](tinyModels()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		tokens []int32
+	}{
+		{"empty", nil}, {"ragged", make([]int32, 9)}, {"token past the vocabulary", append(make([]int32, 7), 7)},
+		{"negative token", append(make([]int32, 7), -1)},
+	} {
+		if _, err := m.Forward(c.tokens); err == nil {
+			t.Errorf("%s: no error", c.name)
+		}
+	}
+	if _, err := m.Forward(tinyTokens); err != nil {
+		t.Fatal(err)
+	}
+	for _, labels := range [][]int32{{0, 1}, {0, 1, 3}, {0, -1, 1}} {
+		if _, err := m.Loss(labels); err == nil {
+			t.Errorf("labels %v: no error", labels)
+		}
+	}
+	for _, cfg := range []nn.ModelConfig{{Kind: "rnn", Vocab: 3, Classes: 2, Length: 4, Width: 2, Depth: 1}, {Kind: nn.KindTNN}} {
+		if _, err := NewModel[float32](cfg); err == nil {
+			t.Errorf("config %+v: no error", cfg)
+		}
+	}
+}
