@@ -213,3 +213,120 @@ func TestAttentionDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestFloat32MatchesFloat64 runs the layers in float32, the training type,
+// whose exponentials (exp32) and GELU (gelu32) take float32-only paths,
+// against the same layers in float64 (checked against GoMLX above). Each
+// output or gradient entry is a sum of at most a few hundred float32
+// terms, most of them with positive weights (softmax and FAVOR+
+// normalisations), so its relative error is about that count times the
+// unit roundoff 6·10⁻⁸, amplified by the cancellation of HRF's
+// non-positive estimator: about 10⁻⁵ at these shapes. Gradients that
+// vanish by symmetry (softmax's key bias) are compared relative to 10⁻³ of
+// the layer's largest gradient, as in check, which scales their rounding
+// noise by 10³: a few 10⁻⁵. 2·10⁻⁴ leaves a margin of several times.
+func TestFloat32MatchesFloat64(t *testing.T) {
+	const tol = 2e-4
+	type pair struct {
+		name   string
+		l64    mixLayer
+		l32    layer32
+		ps64   []*Param[float64]
+		ps32   []*Param[float32]
+		mask   []float64
+		B, L   int
+		width  int
+		setter func(m32 []float32)
+	}
+	var cases []pair
+	for _, kind := range []string{nn.KindTransformer, nn.KindPerformer, nn.KindHRF} {
+		for _, causal := range []bool{false, true} {
+			cfg := mixConfig(t, kind, causal, 4, 0, false)
+			a64, a32 := NewAttention[float64](cfg, "/block_0/mix"), NewAttention[float32](cfg, "/block_0/mix")
+			mixFill(a64.Params(), 17)
+			setFixed(t, cfg, a64.Params())
+			mask := mixMasks["trailing"]
+			a64.SetMask(mask)
+			cases = append(cases, pair{name: fmt.Sprintf("%s causal=%v", kind, causal), l64: a64, l32: a32,
+				ps64: a64.Params(), ps32: a32.Params(), mask: mask, B: 2, L: cfg.Length, width: cfg.Width,
+				setter: a32.SetMask})
+		}
+	}
+	cfg := mixConfig(t, nn.KindTransformer, false, 0, 0, false)
+	f64, f32 := NewFFN[float64](cfg, "/block_0/ffn"), NewFFN[float32](cfg, "/block_0/ffn")
+	mixFill(f64.Params(), 19)
+	cases = append(cases, pair{name: "ffn", l64: f64, l32: f32, ps64: f64.Params(), ps32: f32.Params(), B: 3, L: 100, width: cfg.Width})
+	for _, ad := range []string{nn.AdapterBottleneck, nn.AdapterSNNK} {
+		c := *cfg
+		c.Adapter, c.AdapterSize, c.AdapterSeed = ad, 8, 2
+		a64, a32 := NewAdapter[float64](&c, "/block_0/adapter_mix"), NewAdapter[float32](&c, "/block_0/adapter_mix")
+		mixFill(a64.Params(), 23)
+		setFixed(t, &c, a64.Params())
+		cases = append(cases, pair{name: ad, l64: a64, l32: a32, ps64: a64.Params(), ps32: a32.Params(), B: 3, L: 100, width: c.Width})
+	}
+	for _, c := range cases {
+		for i, p := range c.ps64 {
+			for j, v := range p.Value {
+				c.ps32[i].Value[j] = float32(v)
+			}
+			p.ZeroGrad()
+			c.ps32[i].ZeroGrad()
+		}
+		if c.setter != nil {
+			m32 := make([]float32, len(c.mask))
+			for i, v := range c.mask {
+				m32[i] = float32(v)
+			}
+			c.setter(m32)
+		}
+		// Inputs and weights exactly representable in float32.
+		x64 := mixRand(29, 1, c.B*c.L*c.width)
+		x32 := make([]float32, len(x64))
+		for i, v := range x64 {
+			x32[i] = float32(v)
+			x64[i] = float64(x32[i])
+		}
+		for _, p := range c.ps64 {
+			for j, v := range p.Value {
+				p.Value[j] = float64(float32(v))
+			}
+		}
+		y64 := c.l64.Forward(x64, c.B, c.L)
+		y32 := c.l32.Forward(x32, c.B, c.L)
+		w := mixRand(31, 1, len(y64))
+		w32 := make([]float32, len(w))
+		for i, v := range w {
+			w32[i] = float32(v)
+			w[i] = float64(w32[i])
+		}
+		dx64, dx32 := c.l64.Backward(w), c.l32.Backward(w32)
+		widen := func(v []float32) []float64 {
+			out := make([]float64, len(v))
+			for i, x := range v {
+				out[i] = float64(x)
+			}
+			return out
+		}
+		if e := mixRelErr(widen(y32), y64, 0); !(e <= tol) {
+			t.Errorf("%s: float32 output differs from float64 by %.3g (relative), tolerance %.0e", c.name, e, tol)
+		}
+		floor := 1e-3 * maxAbs(dx64)
+		for _, p := range c.ps64 {
+			floor = math.Max(floor, 1e-3*maxAbs(p.Grad))
+		}
+		worst := mixRelErr(widen(dx32), dx64, floor)
+		for i, p := range c.ps64 {
+			worst = math.Max(worst, mixRelErr(widen(c.ps32[i].Grad), p.Grad, floor))
+		}
+		t.Logf("%s: float32 against float64: output %.2g, worst gradient %.2g", c.name, mixRelErr(widen(y32), y64, 0), worst)
+		if !(worst <= tol) {
+			t.Errorf("%s: float32 gradients differ from float64 by %.3g (relative), tolerance %.0e", c.name, worst, tol)
+		}
+	}
+}
+
+// layer32 is a float32 layer.
+type layer32 interface {
+	Forward(x []float32, B, L int) []float32
+	Backward(dy []float32) []float32
+}
