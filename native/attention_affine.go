@@ -57,9 +57,10 @@ func (g *gradScratch[T]) get(workers, worker, n int) []T {
 // output gradient dy (n×out): it sets dx (n×in) to dy·Wᵀ, or adds it when
 // accumulate is set (dx nil: not computed), and, when w is trainable, adds
 // xᵀ·dy to w.Grad and the column sums of dy to b.Grad (b nil: no bias).
-// The parameter gradients are summed over fixed row chunks, each chunk's
-// partial added in chunk order (parallel.Ordered), so the result does not
-// depend on scheduling or on the number of cores.
+// w and b share their trainability. The parameter gradients are summed
+// over fixed row chunks, each chunk's partial added in chunk order
+// (parallel.Ordered), so the result does not depend on scheduling or on
+// the number of cores.
 func rowAffineBackward[T Float](gs *gradScratch[T], dx []T, accumulate bool, dy, x []T, w, b *Param[T], n, in, out int) {
 	grads := w.Trainable
 	if !grads {
