@@ -14,7 +14,8 @@
 # Sizes are environment variables (defaults: what a shared 2-core CPU trains
 # in tens of minutes on GoMLX's pure-Go backend); the same commands scale up
 # unchanged, e.g. L=2000 WIDTH=128 DEPTH=4 STEPS=5000 on an XLA backend
-# (BACKEND=xla:cuda, with the XLA backend linked in).
+# (BACKEND=xla:cuda, with the XLA backend linked in; MAXMEM=40GiB raises
+# train's memory budget, default 8 GiB, which such sizes exceed).
 # Usage: scripts/train_replications.sh listops|adapters OUTDIR
 # KERNELKIT names the binary (default: go build ./cmd/kernelkit).
 set -euo pipefail
@@ -24,7 +25,7 @@ out=${2:?usage: $0 listops|adapters OUTDIR}
 mkdir -p "$out"
 L=${L:-128} WIDTH=${WIDTH:-32} DEPTH=${DEPTH:-2} STEPS=${STEPS:-600} BATCH=${BATCH:-16}
 LR=${LR:-1e-3} WARMUP=${WARMUP:-60} NTRAIN=${NTRAIN:-2000} SEED=${SEED:-1}
-BACKEND=${BACKEND:-}
+BACKEND=${BACKEND:-} MAXMEM=${MAXMEM:-}
 kk=${KERNELKIT:-}
 if [ -z "$kk" ]; then
   kk="$out/kernelkit"
@@ -33,6 +34,7 @@ fi
 common=(--length "$L" --width "$WIDTH" --depth "$DEPTH" --batch "$BATCH" --lr "$LR" --warmup "$WARMUP"
   --weight-decay 0.01 --n-train "$NTRAIN" --n-eval 200 --n-test 500 --seed "$SEED" --eval-every 100)
 [ -n "$BACKEND" ] && common+=(--backend "$BACKEND")
+[ -n "$MAXMEM" ] && common+=(--max-memory "$MAXMEM")
 case "$what" in
 listops)
   for m in ${MODELS:-tnn ski-tnn fd-tnn performer transformer hrf}; do
