@@ -59,6 +59,41 @@ func BenchmarkAttention(b *testing.B) {
 	}
 }
 
+// BenchmarkAttentionLength times a forward and backward pass of causal
+// FAVOR+ and HRF attention (width 64, 2 heads, batch 4, float32) at L =
+// 512 and 2048: linear in L, the longer run should take about four times
+// as long.
+func BenchmarkAttentionLength(b *testing.B) {
+	const B, d = 4, 64
+	for _, kind := range []string{nn.KindPerformer, nn.KindHRF} {
+		for _, L := range []int{512, 2048} {
+			b.Run(fmt.Sprintf("%s/L=%d", kind, L), func(b *testing.B) {
+				cfg := &nn.ModelConfig{Kind: kind, Vocab: 16, Classes: 10, Length: L, Width: d, Depth: 1, Causal: true}
+				cfg.Defaults()
+				if err := cfg.Validate(); err != nil {
+					b.Fatal(err)
+				}
+				a := NewAttention[float32](cfg, "/block_0/mix")
+				for i, p := range a.Params() {
+					for j, v := range mixRand(uint64(i+1), 0.125, len(p.Value)) {
+						p.Value[j] = float32(v)
+					}
+				}
+				x := make([]float32, B*L*d)
+				for i, v := range mixRand(2, 1, len(x)) {
+					x[i] = float32(v)
+				}
+				a.Backward(a.Forward(x, B, L))
+				cpu := processCPU()
+				for b.Loop() {
+					a.Backward(a.Forward(x, B, L))
+				}
+				reportCPU(b, cpu)
+			})
+		}
+	}
+}
+
 // BenchmarkFFN times one forward and backward pass of the FFN block in
 // float32 at L = 512, width 64 (hidden 128), batch 16.
 func BenchmarkFFN(b *testing.B) {
