@@ -220,8 +220,10 @@ func (c *ModelConfig) Validate() error {
 			return err
 		}
 	}
-	if _, err := limits.Matrix("nn: Toeplitz matrices", c.Length*c.Length, c.Width*c.Expand); err != nil {
-		return err
+	if !c.IsAttention() { // the attention kinds have no Toeplitz matrices
+		if _, err := limits.Matrix("nn: Toeplitz matrices", c.Length*c.Length, c.Width*c.Expand); err != nil {
+			return err
+		}
 	}
 	switch c.Adapter {
 	case AdapterNone, AdapterBottleneck, AdapterSNNK:
