@@ -18,7 +18,9 @@ import (
 // causal, with a key-padding mask — then merged and mapped by the output
 // affine map.
 //
-// Softmax attention costs O(L²) per head; FAVOR+ and HRF cost O(L) per
+// Softmax attention costs O(L²) per head (causal: about half, by row
+// blocks; keys after a sequence's last real token are skipped); FAVOR+
+// and HRF cost O(L) per
 // head and never form an L×L matrix (causal forms: chunks of
 // min(Chunk, L) rows, a chunk×chunk block inside each). Heads run in
 // parallel, one (batch, head) pair per work item; the parameter gradients
@@ -350,30 +352,35 @@ const (
 // halves the products.
 const smBlock = 64
 
-// softmaxBlocks calls fn(r0, r1, width) for the row blocks of head z: one
-// block of all rows and width L (bidirectional), or blocks of smBlock rows
-// whose scores span the keys before r1 (causal), or all L keys where a
-// row of the block sees no real key (such a row gets the uniform
-// distribution over all L keys, as nn's −1e30 scores give).
+// softmaxBlocks calls fn(r0, r1, width) for the row blocks of head z, the
+// scores of rows [r0, r1) to be taken against keys [0, width): one block
+// of all rows (bidirectional) or blocks of smBlock rows (causal, width at
+// most r1), width stopping after the last real key (keys after it are all
+// padding). A block with a row that sees no real key takes all L keys:
+// such a row gets the uniform distribution over all of them, as nn's
+// −1e30 scores give.
 func (a *Attention[T]) softmaxBlocks(z int, fn func(r0, r1, width int)) {
 	L := a.l
-	if !a.causal {
-		fn(0, L, L)
-		return
-	}
-	first := 0 // first real key: rows before it see none
+	first, last := 0, L // first real key, and one past the last
 	if mask := a.headMask(z); mask != nil {
-		first = L
+		first, last = L, 0
 		for j, m := range mask {
 			if m > 0 {
-				first = j
-				break
+				first, last = min(first, j), j+1
 			}
 		}
 	}
+	if !a.causal {
+		if first == L {
+			fn(0, L, L)
+		} else {
+			fn(0, L, last)
+		}
+		return
+	}
 	for r0 := 0; r0 < L; r0 += smBlock {
 		r1 := min(r0+smBlock, L)
-		w := r1
+		w := min(r1, last)
 		if r0 < first {
 			w = L
 		}
@@ -400,9 +407,9 @@ func (a *Attention[T]) softmaxForward(s *headScratch[T], z int) {
 		gemm(false, true, r1-r0, width, dh, scale, q[r0*dh:], dh, k, dh, 0, p[r0*L:], L)
 		for i := r0; i < r1; i++ {
 			row := p[i*L : (i+1)*L]
-			hi := L
+			hi := width // keys [0, hi) may be visible
 			if a.causal {
-				hi = i + 1
+				hi = min(hi, i+1)
 			}
 			var mx T
 			seen := false
@@ -462,9 +469,9 @@ func (a *Attention[T]) softmaxBackward(s *headScratch[T], z int) {
 		gemm(false, true, r1-r0, width, dh, 1, do[r0*dh:], dh, v, dh, 0, dp[r0*L:], L)
 		for i := r0; i < r1; i++ {
 			prow, drow := p[i*L:i*L+width], dp[i*L:i*L+width]
-			hi := L
+			hi := width
 			if a.causal {
-				hi = i + 1
+				hi = min(hi, i+1)
 			}
 			seen := false
 			for j := 0; j < hi && !seen; j++ {

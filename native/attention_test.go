@@ -85,6 +85,10 @@ var mixMasks = map[string][]float64{
 	"none":     nil,
 	"trailing": {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0},
 	"leading":  {1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1},
+	"holes":    {1, 0, 1, 1, 0, 1, 1, 1, 1, 1, 0, 0, 1, 0, 1, 0},
+	// The second sequence is all padding: softmax attention gives its
+	// queries uniform weights (FAVOR+ and HRF divide zero by zero).
+	"empty": {1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 }
 
 func TestAttentionMatchesGoMLX(t *testing.T) {
@@ -101,6 +105,13 @@ func TestAttentionMatchesGoMLX(t *testing.T) {
 		{nn.KindTransformer, true, 0, 0, false, "trailing"},
 		{nn.KindTransformer, true, 0, 0, false, "leading"},
 		{nn.KindTransformer, true, 0, 0, true, "none"},
+		{nn.KindTransformer, false, 0, 0, false, "leading"},
+		{nn.KindTransformer, false, 0, 0, false, "holes"},
+		{nn.KindTransformer, true, 0, 0, false, "holes"},
+		{nn.KindTransformer, false, 0, 0, false, "empty"},
+		{nn.KindTransformer, true, 0, 0, false, "empty"},
+		{nn.KindPerformer, true, 4, 0, false, "holes"},
+		{nn.KindHRF, true, 4, 0, false, "holes"},
 		{nn.KindPerformer, false, 0, 0, false, "none"},
 		{nn.KindPerformer, false, 0, 0, false, "trailing"},
 		{nn.KindPerformer, false, 0, 1, false, "leading"},
