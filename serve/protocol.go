@@ -354,7 +354,7 @@ func parseData(raw json.RawMessage, n, d, want int) ([]float64, *apiError) {
 				"input data mixes nested rows and flat values (element %d): send one array of %d numbers per row, or all %d numbers flat", i, d, want)
 		}
 		if !nested {
-			v, err := p.number(fmt.Sprintf("value %d", i))
+			v, err := p.number(i, -1)
 			rows = append(rows, v)
 			count++
 			return err
@@ -364,7 +364,7 @@ func parseData(raw json.RawMessage, n, d, want int) ([]float64, *apiError) {
 			if p.is('[') {
 				return errorf(http.StatusBadRequest, kindBadData, "input data nests arrays more than one level deep (row %d): send one array of numbers per row", i)
 			}
-			v, err := p.number(fmt.Sprintf("row %d, column %d", i, j))
+			v, err := p.number(i, j)
 			rows = append(rows, v)
 			return err
 		}); err != nil {
@@ -459,11 +459,17 @@ func (p *dataParser) syntax() *apiError {
 	return errorf(http.StatusBadRequest, kindMalformedJSON, "malformed JSON in input data at byte %d", p.i)
 }
 
-// number reads one JSON number; where names its place for an error.
-// Anything else — null, which encoding/json would read as 0, a string, a
-// boolean, an object — is refused, and so is a number beyond the FP64
-// range.
-func (p *dataParser) number(where string) (float64, *apiError) {
+// number reads one JSON number: value i of flat data (j < 0) or column j
+// of row i of nested data. Anything else — null, which encoding/json would
+// read as 0, a string, a boolean, an object — is refused, and so is a
+// number beyond the FP64 range.
+func (p *dataParser) number(i, j int) (float64, *apiError) {
+	where := func() string {
+		if j < 0 {
+			return fmt.Sprintf("value %d", i)
+		}
+		return fmt.Sprintf("row %d, column %d", i, j)
+	}
 	start := p.i
 	for p.i < len(p.b) && strings.IndexByte("+-.0123456789eE", p.b[p.i]) >= 0 {
 		p.i++
@@ -473,17 +479,17 @@ func (p *dataParser) number(where string) (float64, *apiError) {
 		if kind == "not JSON" || kind == "nothing" {
 			return 0, p.syntax()
 		}
-		return 0, errorf(http.StatusBadRequest, kindBadData, "input data holds %s at %s: every value must be a number", kind, where)
+		return 0, errorf(http.StatusBadRequest, kindBadData, "input data holds %s at %s: every value must be a number", kind, where())
 	}
-	tok := string(p.b[start:p.i])
+	tok := p.b[start:p.i]
 	if !jsonNumber(tok) {
 		p.i = start
 		return 0, p.syntax()
 	}
-	v, err := strconv.ParseFloat(tok, 64)
+	v, err := strconv.ParseFloat(string(tok), 64) // the conversion does not escape: no allocation
 	if err != nil {
 		if errors.Is(err, strconv.ErrRange) && math.IsInf(v, 0) {
-			return 0, errorf(http.StatusBadRequest, kindNonFinite, "input data holds a value beyond the FP64 range at %s (%.40s)", where, tok)
+			return 0, errorf(http.StatusBadRequest, kindNonFinite, "input data holds a value beyond the FP64 range at %s (%.40s)", where(), string(tok))
 		}
 		p.i = start
 		return 0, p.syntax()
@@ -493,7 +499,7 @@ func (p *dataParser) number(where string) (float64, *apiError) {
 
 // jsonNumber reports whether s is a number in JSON's grammar (ParseFloat
 // also takes forms JSON does not, like "+1", ".5" or "1_0").
-func jsonNumber(s string) bool {
+func jsonNumber(s []byte) bool {
 	i := 0
 	if i < len(s) && s[i] == '-' {
 		i++
