@@ -30,11 +30,9 @@ const (
 // nn.FavorFeatures.
 func favorFeatures[T Float](f, x, omega []T, L, d, m int, rowwise bool) {
 	gemm(false, true, L, m, d, 1, x, d, omega, d, 0, f, m)
-	shift := math.Inf(-1)
+	var shift float64
 	if !rowwise {
-		for _, v := range f[:L*m] {
-			shift = math.Max(shift, float64(v))
-		}
+		shift = float64(sliceMax(f[:L*m]))
 	}
 	norm := T(1 / math.Sqrt(float64(m)))
 	for l := 0; l < L; l++ {
@@ -46,10 +44,7 @@ func favorFeatures[T Float](f, x, omega []T, L, d, m int, rowwise bool) {
 		row := f[l*m : (l+1)*m]
 		sh := shift
 		if rowwise {
-			sh = math.Inf(-1)
-			for _, v := range row {
-				sh = math.Max(sh, float64(v))
-			}
+			sh = float64(sliceMax(row))
 		}
 		off := T(sq + sh)
 		for i := range row {
@@ -263,4 +258,16 @@ func (a *Attention[T]) favorBackward(s *headScratch[T], z int) {
 	favorFeaturesBackward(dx, dkf, kf, xk, a.Omega.Value, L, dh, m)
 	a.scatter(a.dk, dx, dh, z, sc)
 	a.scatter(a.dv, dv1, w, z, 1)
+}
+
+// sliceMax returns the largest element of the non-empty slice v (NaNs
+// are skipped unless v[0] is one; the features are NaN then anyway).
+func sliceMax[T Float](v []T) T {
+	m := v[0]
+	for _, x := range v[1:] {
+		if x > m {
+			m = x
+		}
+	}
+	return m
 }

@@ -77,16 +77,20 @@ func (a *Attention[T]) hrfFeatures(s *headScratch[T], x []T, query bool, posf, t
 		return 0.5 * sq
 	}
 	rowMax := func(l int, sq float64) float64 {
-		mx := math.Inf(-1)
+		var mx T
 		for _, v := range u[l*M : (l+1)*M] {
-			mx = math.Max(mx, math.Abs(float64(v)))
+			if v > mx {
+				mx = v
+			} else if -v > mx {
+				mx = -v
+			}
 		}
-		return math.Max(mx-sq-cPos, sq-cTrig)
+		return max(float64(mx)-sq-cPos, sq-cTrig)
 	}
 	shift := math.Inf(-1)
 	if !query {
 		for l := 0; l < L; l++ {
-			shift = math.Max(shift, rowMax(l, sqOf(l)))
+			shift = max(shift, rowMax(l, sqOf(l)))
 		}
 	}
 	sgScale := 1 / math.Sqrt(2*float64(N))
