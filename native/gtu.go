@@ -9,14 +9,14 @@ type gtu[T Float] struct {
 	d, e       int
 	lu, lv, lo *linear[T]
 	tno        Layer[T]
-	silu       activation[T]
+	su, sv     []T // σ of the pre-activations
 	u, v, g    []T // SiLU outputs and the gated product
 	t          []T // TNO output (owned by the mixer)
 	du, dv, dh []T
 }
 
 func newGTU[T Float](scope string, d, e int, tno Layer[T], trainable bool) *gtu[T] {
-	return &gtu[T]{d: d, e: e, tno: tno, silu: siluAct[T](),
+	return &gtu[T]{d: d, e: e, tno: tno,
 		lu: newLinear[T](scope, "wu", "bu", d, e, trainable),
 		lv: newLinear[T](scope, "wv", "bv", d, e, trainable),
 		lo: newLinear[T](scope, "wo", "bo", e, d, trainable)}
@@ -35,7 +35,9 @@ func (l *gtu[T]) Forward(x []T, B, L int) []T {
 	up := l.lu.forward(x, rows)
 	vp := l.lv.forward(x, rows)
 	l.u, l.v = grow(l.u, rows*l.e), grow(l.v, rows*l.e)
-	mapPair(up, vp, l.u, l.v, l.silu.f)
+	l.su, l.sv = grow(l.su, rows*l.e), grow(l.sv, rows*l.e)
+	siluFwd(up, l.u, l.su)
+	siluFwd(vp, l.v, l.sv)
 	l.t = l.tno.Forward(l.v, B, L)
 	l.g = grow(l.g, rows*l.e)
 	parallel.Chunks(len(l.g), rowChunk*64, func(_, lo, hi int) {
@@ -53,14 +55,14 @@ func (l *gtu[T]) Backward(dy []T) []T {
 	l.du, l.dv = grow(l.du, n), grow(l.dv, n)
 	parallel.Chunks(n, rowChunk*64, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			l.du[i] = dg[i] * l.t[i] * l.silu.df(l.lu.y[i])
+			l.du[i] = dg[i] * l.t[i] * siluGrad(l.lu.y[i], l.su[i])
 			l.dv[i] = dg[i] * l.u[i]
 		}
 	})
 	dt := l.tno.Backward(l.dv)
 	parallel.Chunks(n, rowChunk*64, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			l.dv[i] = dt[i] * l.silu.df(l.lv.y[i])
+			l.dv[i] = dt[i] * siluGrad(l.lv.y[i], l.sv[i])
 		}
 	})
 	dx := l.lu.backward(l.du)
@@ -73,27 +75,16 @@ func (l *gtu[T]) Backward(dy []T) []T {
 	return l.dh
 }
 
-// mapPair sets oa = f(a), ob = f(b) element-wise on all cores.
-func mapPair[T Float](a, b, oa, ob []T, f func(T) T) {
-	parallel.Chunks(len(a), rowChunk*64, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			oa[i] = f(a[i])
-			ob[i] = f(b[i])
-		}
-	})
-}
-
 // glu is the gated linear unit of the TNN block (nn.GLU): (SiLU(xW₁ + b₁)
 // ⊙ (xW₂ + b₂))W₃ + b₃.
 type glu[T Float] struct {
 	l1, l2, l3 *linear[T]
-	silu       activation[T]
-	s, g       []T
+	sa, s, g   []T // σ(xW₁ + b₁), its SiLU, the gated product
 	d1, d2, dh []T
 }
 
 func newGLU[T Float](scope string, d, hidden int, trainable bool) *glu[T] {
-	return &glu[T]{silu: siluAct[T](),
+	return &glu[T]{
 		l1: newLinear[T](scope, "w1", "b1", d, hidden, trainable),
 		l2: newLinear[T](scope, "w2", "b2", d, hidden, trainable),
 		l3: newLinear[T](scope, "w3", "b3", hidden, d, trainable)}
@@ -109,10 +100,12 @@ func (l *glu[T]) Forward(x []T, B, L int) []T {
 	rows := B * L
 	a := l.l1.forward(x, rows)
 	c := l.l2.forward(x, rows)
-	l.s, l.g = grow(l.s, len(a)), grow(l.g, len(a))
+	l.sa, l.s, l.g = grow(l.sa, len(a)), grow(l.s, len(a)), grow(l.g, len(a))
 	parallel.Chunks(len(a), rowChunk*64, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			l.s[i] = l.silu.f(a[i])
+			s := sigmoid(a[i])
+			l.sa[i] = s
+			l.s[i] = a[i] * s
 			l.g[i] = l.s[i] * c[i]
 		}
 	})
@@ -127,7 +120,7 @@ func (l *glu[T]) Backward(dy []T) []T {
 	a, c := l.l1.y, l.l2.y
 	parallel.Chunks(n, rowChunk*64, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			l.d1[i] = dg[i] * c[i] * l.silu.df(a[i])
+			l.d1[i] = dg[i] * c[i] * siluGrad(a[i], l.sa[i])
 			l.d2[i] = dg[i] * l.s[i]
 		}
 	})

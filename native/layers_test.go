@@ -163,14 +163,31 @@ func refTNO(t *testing.T, cfg *nn.ModelConfig, x *Node, ps []*Node) *Node {
 	}
 }
 
+// withToeplitzForm runs fn with the Toeplitz products of layers built
+// inside it in the dense-DFT form (dft) or by FFT.
+func withToeplitzForm(dft bool, fn func()) {
+	saved := dftMaxLength
+	defer func() { dftMaxLength = saved }()
+	dftMaxLength = 0
+	if dft {
+		dftMaxLength = 1 << 30
+	}
+	fn()
+}
+
 func TestTokenMixersMatchGoMLX(t *testing.T) {
-	for _, c := range tnoCases() {
-		t.Run(c.name, func(t *testing.T) {
-			cfg := c.cfg
-			e := 3
-			checkLayer(t, c.name, newTNO(t, &cfg, e), 2, cfg.Length, e,
-				func(x *Node, ps []*Node) *Node { return refTNO(t, &cfg, x, ps) })
-		})
+	for _, dft := range []bool{true, false} {
+		for _, c := range tnoCases() {
+			name := fmt.Sprintf("%s/dft=%v", c.name, dft)
+			t.Run(name, func(t *testing.T) {
+				cfg := c.cfg
+				e := 3
+				withToeplitzForm(dft, func() {
+					checkLayer(t, name, newTNO(t, &cfg, e), 2, cfg.Length, e,
+						func(x *Node, ps []*Node) *Node { return refTNO(t, &cfg, x, ps) })
+				})
+			})
+		}
 	}
 }
 

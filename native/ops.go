@@ -25,8 +25,9 @@ type Layer[T Float] interface {
 // element is computed by the same sequence of operations whatever the
 // number of cores.
 const (
-	rowChunk = 256
-	colChunk = 32
+	rowChunk  = 256  // element-wise loops
+	gemmChunk = 1024 // rows per product call
+	colChunk  = 64   // columns per parameter-gradient product call
 )
 
 // grow returns buf resized to n elements, reallocating only when its
@@ -45,7 +46,7 @@ func gemmRows[T Float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T,
 		gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	parallel.Chunks(m, rowChunk, func(_, lo, hi int) {
+	parallel.Chunks(m, gemmChunk, func(_, lo, hi int) {
 		off := lo * lda
 		if tA {
 			off = lo
@@ -89,6 +90,7 @@ type linear[T Float] struct {
 	x       []T // the input of the last Forward
 	rows    int
 	y, dx   []T
+	ones    []T // a row of ones: ∂b = 1ᵀ·dy
 }
 
 func newLinear[T Float](scope, wName, bName string, in, out int, trainable bool) *linear[T] {
@@ -129,24 +131,15 @@ func (l *linear[T]) backward(dy []T) []T {
 		gemmCols(true, false, l.in, l.out, l.rows, 1, l.x, l.in, dy, l.out, 1, l.w.Grad, l.out)
 	}
 	if l.b != nil && l.b.Trainable {
-		colSums(dy, l.rows, l.out, l.b.Grad)
+		l.ones = grow(l.ones, l.rows)
+		for i := range l.ones {
+			l.ones[i] = 1
+		}
+		gemm(false, false, 1, l.out, l.rows, 1, l.ones, l.rows, dy, l.out, 1, l.b.Grad, l.out)
 	}
 	l.dx = grow(l.dx, l.rows*l.in)
 	gemmRows(false, true, l.rows, l.in, l.out, 1, dy, l.out, l.w.Value, l.out, 0, l.dx, l.in)
 	return l.dx
-}
-
-// colSums adds the column sums of a (rows×cols) to dst, split over
-// columns (each sum runs over the rows in order).
-func colSums[T Float](a []T, rows, cols int, dst []T) {
-	parallel.Chunks(cols, colChunk, func(_, lo, hi int) {
-		for r := 0; r < rows; r++ {
-			row := a[r*cols:]
-			for j := lo; j < hi; j++ {
-				dst[j] += row[j]
-			}
-		}
-	})
 }
 
 // rmsEps is nn.RMSNorm's ε.
@@ -211,6 +204,21 @@ type activation[T Float] struct {
 	f  func(x T) T
 	df func(x T) T
 }
+
+// siluFwd sets out = x·σ(x) and sig = σ(x) element-wise on all cores
+// (σ kept for the backward pass).
+func siluFwd[T Float](x, out, sig []T) {
+	parallel.Chunks(len(x), rowChunk*64, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			s := sigmoid(x[i])
+			sig[i] = s
+			out[i] = x[i] * s
+		}
+	})
+}
+
+// siluGrad is the derivative of SiLU at x with σ(x) = s.
+func siluGrad[T Float](x, s T) T { return s * (1 + x*(1-s)) }
 
 func siluAct[T Float]() activation[T] {
 	return activation[T]{

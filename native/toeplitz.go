@@ -21,6 +21,11 @@ type toeplitzFFT[T Float] struct {
 	y, dx       []T
 	dcoef       []T // (2n−1)×e
 	work        []fftWork
+	// The dense-DFT form (n ≤ dftMaxLength): its matrices, the
+	// coefficient spectrum, the input spectra (B×2(n+1)×e), the gradient
+	// spectra, a work buffer and the batch sum S.
+	plan                *dftPlan[T]
+	kd, xd, dyd, wd, sd []T
 }
 
 // fftWork is one worker's transform and scratch space.
@@ -32,7 +37,13 @@ type fftWork struct {
 }
 
 func newToeplitzFFT[T Float](n, e int) *toeplitzFFT[T] {
-	return &toeplitzFFT[T]{n: n, e: e, spec: make([]complex128, e*(n+1)), dcoef: make([]T, (2*n-1)*e)}
+	t := &toeplitzFFT[T]{n: n, e: e, dcoef: make([]T, (2*n-1)*e)}
+	if n <= dftMaxLength {
+		t.plan = newDFTPlan[T](n)
+	} else {
+		t.spec = make([]complex128, e*(n+1))
+	}
+	return t
 }
 
 // workers returns per-worker scratch space for up to w workers.
@@ -53,6 +64,9 @@ const channelChunk = 8
 func (t *toeplitzFFT[T]) forward(x []T, batch int, coef []T) []T {
 	n, e := t.n, t.e
 	t.batch = batch
+	if t.plan != nil {
+		return t.dftForward(x, batch, coef)
+	}
 	t.xs = grow(t.xs, batch*e*(n+1))
 	t.y = grow(t.y, batch*n*e)
 	ws := t.workers(parallel.Workers((e + channelChunk - 1) / channelChunk))
@@ -94,6 +108,9 @@ func (t *toeplitzFFT[T]) forward(x []T, batch int, coef []T) []T {
 // ((2n−1)×e, overwritten).
 func (t *toeplitzFFT[T]) backward(dy []T) []T {
 	n, e, batch := t.n, t.e, t.batch
+	if t.plan != nil {
+		return t.dftBackward(dy)
+	}
 	t.dx = grow(t.dx, batch*n*e)
 	ws := t.workers(parallel.Workers((e + channelChunk - 1) / channelChunk))
 	inv := 1 / float64(2*n)

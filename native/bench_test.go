@@ -1,0 +1,152 @@
+package native_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/kernelkit/kernelkit/native"
+	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/tasks"
+	"github.com/kernelkit/kernelkit/train"
+)
+
+// benchConfig is the speed shape: fd-tnn (bidirectional) at L =
+// 512, width 128, depth 4, batch 16 (the CLI's defaults otherwise).
+func benchConfig() (nn.ModelConfig, int) {
+	cfg := nn.ModelConfig{Kind: nn.KindFDTNN, Vocab: tasks.VocabSize, Classes: tasks.Classes, Length: 512, Width: 128, Depth: 4}
+	cfg.Defaults()
+	return cfg, 16
+}
+
+// rfftFLOPs is the conventional count of a real FFT of size N: half the
+// 5·N·log₂N of a complex one.
+func rfftFLOPs(n int) float64 { return 2.5 * float64(n) * math.Log2(float64(n)) }
+
+// StepFLOPs counts the floating-point operations of one training step
+// (forward and backward) of a TNN-kind model on a batch: the products
+// (2·m·n·k each: three per linear map: forward, ∂x, ∂W), the real FFTs
+// of the Toeplitz products (4·B·e + 2·e per mixer: inputs, outputs and
+// their gradients, the coefficient spectra and the coefficient
+// gradients) with their complex products (6 per bin and product, three
+// products), and FD-TNN's inverse-DFT products of the coefficients; the
+// element-wise work (norms, activations, Adam: O(B·L·width)) is left out.
+func StepFLOPs(cfg nn.ModelConfig, B int) float64 {
+	R := float64(B * cfg.Length)
+	d, e, h, n := float64(cfg.Width), float64(cfg.Expand*cfg.Width), float64(cfg.Hidden), cfg.Length
+	perBlock := 3 * 2 * R * (2*d*e + e*d) // GTU: wu, wv, wo
+	perBlock += 3 * 2 * R * (2*d*h + h*d) // GLU: w1, w2, w3
+	nf := float64(n)
+	perBlock += (4*float64(B)*e+2*e)*rfftFLOPs(2*n) + 3*6*float64(B)*e*(nf+1)
+	if cfg.Kind == nn.KindFDTNN {
+		k := 1.0
+		if !cfg.Causal {
+			k = 2
+		}
+		perBlock += 2 * k * 2 * (2*nf - 1) * (nf + 1) * e // coefficients and their gradient
+	}
+	return float64(cfg.Depth)*perBlock + 3*2*float64(B)*d*float64(cfg.Classes)
+}
+
+// sgemmRate measures the float32 GEMM rate (GFLOP/s) of a 2048³ product
+// split over two goroutines (the engine's way of using the cores: each
+// BLAS call on one thread).
+func sgemmRate(b *testing.B) float64 {
+	const n = 2048
+	a := make([]float32, n*n)
+	w := make([]float32, n*n)
+	c := make([]float32, n*n)
+	for i := range a {
+		a[i] = float32(i%7) - 3
+		w[i] = float32(i%5) - 2
+	}
+	impl := blas32.Implementation()
+	run := func() {
+		var wg sync.WaitGroup
+		for k := 0; k < 2; k++ {
+			wg.Go(func() {
+				lo := k * n / 2
+				impl.Sgemm(blas.NoTrans, blas.NoTrans, n/2, n, n, 1, a[lo*n:], n, w, n, 0, c[lo*n:], n)
+			})
+		}
+		wg.Wait()
+	}
+	run()
+	t0 := time.Now()
+	const reps = 3
+	for i := 0; i < reps; i++ {
+		run()
+	}
+	return reps * 2 * n * n * n / time.Since(t0).Seconds() / 1e9
+}
+
+// BenchmarkFDTNNStep times a float32 training step of the shape
+// on the engine and reports its FLOP count, rate, and the SGEMM rate
+// measured in the same run.
+func BenchmarkFDTNNStep(b *testing.B) {
+	cfg, B := benchConfig()
+	tr, err := native.New[float32](cfg, native.Options{LR: 1e-3, Warmup: 10, Steps: 1000}, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	toks, labs := randomBatches(cfg, 4, B, 3)
+	if _, err := tr.Step(toks[0], labs[0]); err != nil { // buffers
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := tr.Step(toks[i%4], labs[i%4]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	sec := b.Elapsed().Seconds() / float64(b.N)
+	b.StopTimer()
+	fl := StepFLOPs(cfg, B)
+	b.ReportMetric(sec, "s/step")
+	b.ReportMetric(fl/1e9, "GFLOP/step")
+	b.ReportMetric(fl/sec/1e9, "GFLOP/s")
+	b.ReportMetric(sgemmRate(b), "SGEMM-GFLOP/s")
+}
+
+// BenchmarkFDTNNStepGoMLX times the same step on package train's GoMLX
+// path (default backend, the pure-Go one), for the side-by-side figure.
+func BenchmarkFDTNNStepGoMLX(b *testing.B) {
+	cfg, B := benchConfig()
+	toks, labs := randomBatches(cfg, 4, B, 3)
+	var data []train.Example
+	for i, tk := range toks {
+		for r := 0; r < B; r++ {
+			data = append(data, train.Example{Tokens: tk[r*cfg.Length : (r+1)*cfg.Length], Label: int(labs[i][r])})
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var t0 time.Time
+	var sec float64
+	tc := train.Config{Model: cfg, Steps: 1 << 20, Batch: B, LR: 1e-3, Warmup: 10, Seed: 1,
+		Progress: func(p train.Progress) {
+			switch p.Step {
+			case 1: // the first step compiles the graph
+				t0 = time.Now()
+			case 1 + b.N:
+				sec = time.Since(t0).Seconds() / float64(b.N)
+				cancel()
+			}
+		}}
+	tr, err := train.New(tc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := tr.Fit(ctx, data, nil); !errors.Is(err, context.Canceled) {
+		b.Fatalf("fit: %v", err)
+	}
+	fl := StepFLOPs(cfg, B)
+	b.ReportMetric(sec, "s/step")
+	b.ReportMetric(fl/sec/1e9, "GFLOP/s")
+}
