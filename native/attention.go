@@ -183,9 +183,7 @@ func (a *Attention[T]) Forward(x []T, B, L int) []T {
 	a.x = growSlice(a.x, nr*d)
 	copy(a.x, x)
 	a.q, a.k, a.v = growSlice(a.q, nr*d), growSlice(a.k, nr*d), growSlice(a.v, nr*d)
-	rowAffineForward(a.q, a.x, a.Wq.Value, a.Bq.Value, nr, d, d)
-	rowAffineForward(a.k, a.x, a.Wk.Value, a.Bk.Value, nr, d, d)
-	rowAffineForward(a.v, a.x, a.Wv.Value, a.Bv.Value, nr, d, d)
+	a.projectHeads()
 	if a.qkNorm > 0 {
 		a.qn, a.kn = growSlice(a.qn, nr*d), growSlice(a.kn, nr*d)
 		a.qs, a.ks = growSlice(a.qs, nr*a.heads), growSlice(a.ks, nr*a.heads)
@@ -199,13 +197,70 @@ func (a *Attention[T]) Forward(x []T, B, L int) []T {
 	a.state = growSlice(a.state, B*a.heads*a.stride)
 	a.runHeads(false)
 	a.y = growSlice(a.y, nr*d)
-	rowAffineForward(a.y, a.o, a.Wo.Value, a.Bo.Value, nr, d, d)
+	a.mergeHeads()
 	return a.y
+}
+
+// Layout: the per-head tensors (q, k, v, their normalised forms, the
+// attention output and the gradients of all of them) are head-major, head
+// z = b·H + h holding its L rows of d_h contiguously from z·L·d_h, so that
+// the head passes read and write contiguous blocks. The projections map
+// the input (B·L×d) to them and back head by head: head h of q is x·W_q
+// restricted to columns h·d_h … (h+1)·d_h, a product with a column block
+// of W_q.
+
+// headRange returns head z's block of a head-major tensor.
+func (a *Attention[T]) headRange(t []T, z int) []T {
+	n := a.l * a.dh
+	return t[z*n : (z+1)*n]
+}
+
+// projectHeads sets the head-major q, k and v to the input's projections,
+// one head per work item.
+func (a *Attention[T]) projectHeads() {
+	d, dh, L := a.width, a.dh, a.l
+	parallel.Chunks(a.bsz*a.heads, 1, func(_, lo, hi int) {
+		for z := lo; z < hi; z++ {
+			b, h := z/a.heads, z%a.heads
+			xb := a.x[b*L*d : (b+1)*L*d]
+			for _, pr := range [3]struct {
+				dst  []T
+				w, c *Param[T]
+			}{{a.q, a.Wq, a.Bq}, {a.k, a.Wk, a.Bk}, {a.v, a.Wv, a.Bv}} {
+				out := a.headRange(pr.dst, z)
+				bias := pr.c.Value[h*dh : (h+1)*dh]
+				for l := 0; l < L; l++ {
+					copy(out[l*dh:(l+1)*dh], bias)
+				}
+				gemm(false, false, L, dh, d, 1, xb, d, pr.w.Value[h*dh:], d, 1, out, dh)
+			}
+		}
+	})
+}
+
+// mergeHeads sets the output to Σ_h o_h·W_o[h·d_h … (h+1)·d_h, :] + b_o,
+// one sequence per work item.
+func (a *Attention[T]) mergeHeads() {
+	d, dh, L := a.width, a.dh, a.l
+	parallel.Chunks(a.bsz, 1, func(_, lo, hi int) {
+		for b := lo; b < hi; b++ {
+			yb := a.y[b*L*d : (b+1)*L*d]
+			for l := 0; l < L; l++ {
+				copy(yb[l*d:(l+1)*d], a.Bo.Value)
+			}
+			for h := 0; h < a.heads; h++ {
+				gemm(false, false, L, d, dh, 1, a.headRange(a.o, b*a.heads+h), dh, a.Wo.Value[h*dh*d:], d, 1, yb, d)
+			}
+		}
+	})
 }
 
 // Backward takes the gradient dy (B·L×d) of the last Forward's output,
 // adds the gradients of the trainable parameters to their Grad and returns
-// the gradient of the input. The fixed projections get no gradient.
+// the gradient of the input. The fixed projections get no gradient. The
+// parameter gradients are summed sequence by sequence, each sequence's
+// partial added in order (parallel.Ordered), so they do not depend on
+// scheduling or on the number of cores.
 func (a *Attention[T]) Backward(dy []T) []T {
 	if !a.forward {
 		panic("native: attention Backward without Forward")
@@ -215,7 +270,7 @@ func (a *Attention[T]) Backward(dy []T) []T {
 		panic(fmt.Sprintf("native: attention output gradient has %d elements, want %d", len(dy), nr*d))
 	}
 	a.do = growSlice(a.do, nr*d)
-	rowAffineBackward(&a.gs, a.do, false, dy, a.o, a.Wo, a.Bo, nr, d, d)
+	a.backOutput(dy)
 	a.dq, a.dk, a.dv = growSlice(a.dq, nr*d), growSlice(a.dk, nr*d), growSlice(a.dv, nr*d)
 	a.runHeads(true)
 	if a.qkNorm > 0 {
@@ -223,10 +278,114 @@ func (a *Attention[T]) Backward(dy []T) []T {
 		a.normRowsBackward(a.dk, a.k, a.ks, nr)
 	}
 	a.dx = growSlice(a.dx, nr*d)
-	rowAffineBackward(&a.gs, a.dx, false, a.dq, a.x, a.Wq, a.Bq, nr, d, d)
-	rowAffineBackward(&a.gs, a.dx, true, a.dk, a.x, a.Wk, a.Bk, nr, d, d)
-	rowAffineBackward(&a.gs, a.dx, true, a.dv, a.x, a.Wv, a.Bv, nr, d, d)
+	a.backInput()
 	return a.dx
+}
+
+// partials sizes the per-worker partial sums (n elements each) of the
+// parallel.Ordered passes over the batch's sequences.
+func (a *Attention[T]) partials(n int) {
+	workers := parallel.Workers(a.bsz)
+	for k := 0; k < workers; k++ {
+		a.gs.get(workers, k, n)
+	}
+}
+
+// backOutput sets the head-major gradient of the attention output, dO_h =
+// dy·W_o,hᵀ, and adds o_hᵀ·dy and the column sums of dy to the gradients
+// of W_o and b_o.
+func (a *Attention[T]) backOutput(dy []T) {
+	d, dh, L, H := a.width, a.dh, a.l, a.heads
+	train := a.Wo.Trainable
+	a.partials(d*d + d)
+	parallel.Ordered(a.bsz, 1, func(worker, lo, hi int) {
+		part := a.gs.parts[worker][:d*d+d]
+		clear(part[d*d:])
+		for b := lo; b < hi; b++ {
+			dyb := dy[b*L*d : (b+1)*L*d]
+			for h := 0; h < H; h++ {
+				z := b*H + h
+				gemm(false, true, L, dh, d, 1, dyb, d, a.Wo.Value[h*dh*d:], d, 0, a.headRange(a.do, z), dh)
+				if train {
+					gemm(true, false, dh, d, L, 1, a.headRange(a.o, z), dh, dyb, d, 0, part[h*dh*d:], d)
+				}
+			}
+			if train {
+				pb := part[d*d:]
+				for l := 0; l < L; l++ {
+					for j, v := range dyb[l*d : (l+1)*d] {
+						pb[j] += v
+					}
+				}
+			}
+		}
+	}, func(worker, _, _ int) {
+		if !train {
+			return
+		}
+		part := a.gs.parts[worker][:d*d+d]
+		for i, v := range part[:d*d] {
+			a.Wo.Grad[i] += v
+		}
+		for j, v := range part[d*d:] {
+			a.Bo.Grad[j] += v
+		}
+	})
+}
+
+// backInput sets the input gradient dx = Σ_h (dq_h·W_q,hᵀ + dk_h·W_k,hᵀ +
+// dv_h·W_v,hᵀ) and adds xᵀ·dq_h (and so on) and the column sums of the
+// head gradients to the projections' gradients.
+func (a *Attention[T]) backInput() {
+	d, dh, L, H := a.width, a.dh, a.l, a.heads
+	train := a.Wq.Trainable
+	block := d*d + d
+	a.partials(3 * block)
+	prs := [3]struct {
+		g    []T
+		w, c *Param[T]
+	}{{a.dq, a.Wq, a.Bq}, {a.dk, a.Wk, a.Bk}, {a.dv, a.Wv, a.Bv}}
+	parallel.Ordered(a.bsz, 1, func(worker, lo, hi int) {
+		part := a.gs.parts[worker][:3*block]
+		for i := range prs {
+			clear(part[i*block+d*d : (i+1)*block])
+		}
+		for b := lo; b < hi; b++ {
+			xb, dxb := a.x[b*L*d:(b+1)*L*d], a.dx[b*L*d:(b+1)*L*d]
+			var beta T
+			for i, pr := range prs {
+				pw, pb := part[i*block:i*block+d*d], part[i*block+d*d:(i+1)*block]
+				for h := 0; h < H; h++ {
+					g := a.headRange(pr.g, b*H+h)
+					gemm(false, true, L, d, dh, 1, g, dh, pr.w.Value[h*dh:], d, beta, dxb, d)
+					beta = 1
+					if !train {
+						continue
+					}
+					gemm(true, false, d, dh, L, 1, xb, d, g, dh, 0, pw[h*dh:], d)
+					ph := pb[h*dh : (h+1)*dh]
+					for l := 0; l < L; l++ {
+						for j, v := range g[l*dh : (l+1)*dh] {
+							ph[j] += v
+						}
+					}
+				}
+			}
+		}
+	}, func(worker, _, _ int) {
+		if !train {
+			return
+		}
+		part := a.gs.parts[worker][:3*block]
+		for i, pr := range prs {
+			for k, v := range part[i*block : i*block+d*d] {
+				pr.w.Grad[k] += v
+			}
+			for j, v := range part[i*block+d*d : (i+1)*block] {
+				pr.c.Grad[j] += v
+			}
+		}
+	})
 }
 
 // runHeads runs the kind's forward (or backward) pass of every (batch,
@@ -299,27 +458,26 @@ func (a *Attention[T]) normRowsBackward(g, x, norms []T, nr int) {
 	})
 }
 
-// gather copies head z's rows (L×d_h) of src (B·L×d) into dst with row
-// stride ld, times scale.
+// gather copies head z's rows (L×d_h) of the head-major src into dst
+// with row stride ld, times scale.
 func (a *Attention[T]) gather(dst []T, ld int, src []T, z int, scale T) {
-	b, h := z/a.heads, z%a.heads
-	d, dh := a.width, a.dh
+	dh := a.dh
+	s := a.headRange(src, z)
 	for l := 0; l < a.l; l++ {
-		s := src[(b*a.l+l)*d+h*dh:][:dh]
 		r := dst[l*ld:][:dh]
-		for j, v := range s {
+		for j, v := range s[l*dh : (l+1)*dh] {
 			r[j] = scale * v
 		}
 	}
 }
 
 // scatter writes src (L×d_h, row stride ld) times scale into head z's
-// rows of dst (B·L×d).
+// rows of the head-major dst.
 func (a *Attention[T]) scatter(dst, src []T, ld int, z int, scale T) {
-	b, h := z/a.heads, z%a.heads
-	d, dh := a.width, a.dh
+	dh := a.dh
+	d := a.headRange(dst, z)
 	for l := 0; l < a.l; l++ {
-		r := dst[(b*a.l+l)*d+h*dh:][:dh]
+		r := d[l*dh : (l+1)*dh]
 		for j, v := range src[l*ld:][:dh] {
 			r[j] = scale * v
 		}
@@ -335,17 +493,8 @@ func (a *Attention[T]) headMask(z int) []T {
 	return a.mask[b*a.l : (b+1)*a.l]
 }
 
-// Scratch buffer indices of the softmax head passes.
-const (
-	smQ = iota
-	smK
-	smV
-	smDO
-	smDP
-	smDQ
-	smDK
-	smDV
-)
+// smDP is the scratch buffer index of the softmax backward pass's dP.
+const smDP = 0
 
 // smBlock is the row block of causal softmax attention: a block of rows
 // takes its scores against the keys up to its last row only, which
@@ -395,12 +544,9 @@ func (a *Attention[T]) softmaxBlocks(z int, fn func(r0, r1, width int)) {
 // keys, as nn's −1e30 scores give.
 func (a *Attention[T]) softmaxForward(s *headScratch[T], z int) {
 	L, dh := a.l, a.dh
-	q, k, v := s.buf(smQ, L*dh), s.buf(smK, L*dh), s.buf(smV, L*dh)
-	a.gather(q, dh, a.qn, z, 1)
-	a.gather(k, dh, a.kn, z, 1)
-	a.gather(v, dh, a.v, z, 1)
+	q, k, v := a.headRange(a.qn, z), a.headRange(a.kn, z), a.headRange(a.v, z)
 	p := a.headState(z)
-	o := s.buf(smDO, L*dh)
+	o := a.headRange(a.o, z)
 	mask := a.headMask(z)
 	scale := T(1 / math.Sqrt(float64(dh)))
 	a.softmaxBlocks(z, func(r0, r1, width int) {
@@ -444,7 +590,6 @@ func (a *Attention[T]) softmaxForward(s *headScratch[T], z int) {
 		}
 		gemm(false, false, r1-r0, dh, width, 1, p[r0*L:], L, v, dh, 0, o[r0*dh:], dh)
 	})
-	a.scatter(a.o, o, dh, z, 1)
 }
 
 // softmaxBackward computes head z's gradients of q, k and v from that of
@@ -452,15 +597,11 @@ func (a *Attention[T]) softmaxForward(s *headScratch[T], z int) {
 // masked scores (nn replaces them by a constant).
 func (a *Attention[T]) softmaxBackward(s *headScratch[T], z int) {
 	L, dh := a.l, a.dh
-	q, k, v := s.buf(smQ, L*dh), s.buf(smK, L*dh), s.buf(smV, L*dh)
-	a.gather(q, dh, a.qn, z, 1)
-	a.gather(k, dh, a.kn, z, 1)
-	a.gather(v, dh, a.v, z, 1)
-	do := s.buf(smDO, L*dh)
-	a.gather(do, dh, a.do, z, 1)
+	q, k, v := a.headRange(a.qn, z), a.headRange(a.kn, z), a.headRange(a.v, z)
+	do := a.headRange(a.do, z)
 	p := a.headState(z)
 	dp := s.buf(smDP, L*L)
-	dq, dk, dv := s.buf(smDQ, L*dh), s.buf(smDK, L*dh), s.buf(smDV, L*dh)
+	dq, dk, dv := a.headRange(a.dq, z), a.headRange(a.dk, z), a.headRange(a.dv, z)
 	clear(dk)
 	clear(dv)
 	mask := a.headMask(z)
@@ -493,7 +634,4 @@ func (a *Attention[T]) softmaxBackward(s *headScratch[T], z int) {
 		gemm(true, false, width, dh, r1-r0, sc, dp[r0*L:], L, q[r0*dh:], dh, 1, dk, dh)
 		gemm(true, false, width, dh, r1-r0, 1, p[r0*L:], L, do[r0*dh:], dh, 1, dv, dh)
 	})
-	a.scatter(a.dq, dq, dh, z, 1)
-	a.scatter(a.dk, dk, dh, z, 1)
-	a.scatter(a.dv, dv, dh, z, 1)
 }

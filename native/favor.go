@@ -20,7 +20,6 @@ const (
 	fvDst         // per-chunk state gradients, nc×m×(d_h+1)
 	fvG           // suffix sum of the state gradients, m×(d_h+1)
 	fvDx          // feature input gradient, L×d_h
-	fvOut         // head output, L×d_h
 )
 
 // favorFeatures sets f (L×m) to FAVOR+'s positive random features of the
@@ -153,14 +152,13 @@ func (a *Attention[T]) favorForward(s *headScratch[T], z int) {
 			gemm(true, false, m, w, c, 1, kc, m, vc, w, 1, st, w)
 		}
 	}
-	o := s.buf(fvOut, L*dh)
+	o := a.headRange(a.o, z)
 	for l := 0; l < L; l++ {
 		inv := 1 / out1[l*w+dh]
 		for j := 0; j < dh; j++ {
 			o[l*dh+j] = out1[l*w+j] * inv
 		}
 	}
-	a.scatter(a.o, o, dh, z, 1)
 }
 
 // linearOutputGrad sets dout (L×(dv+1)) to the gradient of [num, den] for
@@ -195,8 +193,7 @@ func (a *Attention[T]) favorBackward(s *headScratch[T], z int) {
 	w := dh + 1
 	xq, xk, kfm, v1 := a.favorInputs(s, z, false)
 	qf, kf, out1 := a.favorParts(z)
-	dres := s.buf(fvOut, L*dh)
-	a.gather(dres, dh, a.do, z, 1)
+	dres := a.headRange(a.do, z)
 	dout := s.buf(fvDout, L*w)
 	linearOutputGrad(dout, dres, out1, L, dh, favorGuard[T])
 	dqf, dkf, dv1 := s.buf(fvDqf, L*m), s.buf(fvDkf, L*m), s.buf(fvDv1, L*w)

@@ -29,7 +29,7 @@ const (
 	hrDcv // L×PW
 	hrDst // per-chunk state gradients, nc×2×2M×PW
 	hrDv  // value gradient [dv, d1], L×W
-	hrOut // head output, L×d_h; backward: its gradient, then those of q and k
+	hrDx  // gradients of the scaled queries and keys, L×d_h
 )
 
 // hrfEps is the smallest denominator magnitude of hybrid attention (nn's
@@ -293,14 +293,13 @@ func (a *Attention[T]) hrfForward(s *headScratch[T], z int) {
 			gemm(true, false, M2, PW, ch, 1, ktrig[r0*M2:], M2, cv[r0*PW:], PW, 1, stt, PW)
 		}
 	}
-	o := s.buf(hrOut, L*dh)
+	o := a.headRange(a.o, z)
 	for l := 0; l < L; l++ {
 		g, _ := hrfGuard(out1[l*W+dh])
 		for j := 0; j < dh; j++ {
 			o[l*dh+j] = out1[l*W+j] / g
 		}
 	}
-	a.scatter(a.o, o, dh, z, 1)
 }
 
 // hrfChunkScores computes, for the chunk of ch rows from r0, the factor
@@ -334,8 +333,7 @@ func (a *Attention[T]) hrfBackward(s *headScratch[T], z int) {
 	qpos, qtrig, qa, qb, kpos, ktrig, c, out1 := a.hrfParts(z)
 	xq, xk := a.hrfQK(s, z)
 	v1, cv := a.hrfValues(s, z, c)
-	dres := s.buf(hrOut, L*dh)
-	a.gather(dres, dh, a.do, z, 1)
+	dres := a.headRange(a.do, z)
 	dout := s.buf(hrDout, L*W)
 	linearOutputGrad(dout, dres, out1, L, dh, hrfGuard[T])
 	dqp, dqt, dkp, dkt := s.buf(hrDqp, L*M2), s.buf(hrDqt, L*M2), s.buf(hrDkp, L*M2), s.buf(hrDkt, L*M2)
@@ -423,7 +421,7 @@ func (a *Attention[T]) hrfBackward(s *headScratch[T], z int) {
 		}
 		a.scatter(a.dv, dv, W, z, 1)
 	}
-	dxq := s.buf(hrOut, L*dh)
+	dxq := s.buf(hrDx, L*dh)
 	a.hrfFeaturesBackward(s, dxq, xq, qpos, qtrig, dqp, dqt)
 	sc := T(math.Pow(float64(dh), -0.25))
 	a.scatter(a.dq, dxq, dh, z, sc)
