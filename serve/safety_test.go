@@ -188,6 +188,23 @@ func TestContentType(t *testing.T) {
 	if resp.StatusCode != http.StatusUnsupportedMediaType {
 		t.Errorf("two Content-Type headers: %d", resp.StatusCode)
 	}
+	// A browser's CORS preflight for a JSON POST is refused, with no CORS
+	// header, so the browser does not send the POST.
+	pre, err := http.NewRequest(http.MethodOptions, base+"/v2/models/m/infer", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre.Header.Set("Origin", "http://attacker.example")
+	pre.Header.Set("Access-Control-Request-Method", "POST")
+	pre.Header.Set("Access-Control-Request-Headers", "content-type")
+	resp, err = client.Do(pre)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("preflight: %d with Access-Control-Allow-Origin %q", resp.StatusCode, resp.Header.Get("Access-Control-Allow-Origin"))
+	}
 	// Only the three application/json loads reloaded.
 	if got := metric(t, s, "kernelkit_serve_model_reloads_total", map[string]string{"model": "m", "result": "ok"}); got != 3 {
 		t.Errorf("%v reloads, want 3 (one per accepted load)", got)
