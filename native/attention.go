@@ -24,8 +24,8 @@ import (
 // head and never form an L×L matrix (causal forms: chunks of
 // min(Chunk, L) rows, a chunk×chunk block inside each). Heads run in
 // parallel, one (batch, head) pair per work item; the parameter gradients
-// are summed over fixed row chunks merged in chunk order, so results do
-// not depend on scheduling.
+// are summed sequence by sequence, merged in sequence order, so results
+// do not depend on scheduling or on the number of cores.
 //
 // Forward's result and Backward's input gradient are buffers of the layer,
 // overwritten by the next call. Backward must follow the Forward whose
