@@ -49,8 +49,10 @@ type subBlock[T Float] struct {
 type masker[T Float] interface{ SetMask(mask []T) }
 
 // NewModel builds the model of cfg (Defaults are applied and the
-// configuration validated) with zero parameters; Init draws them. Kinds
-// and adapters the engine does not support yet give an error.
+// configuration validated) with zero parameters; Init draws them (random
+// features: Trainer sets them from nn.ModelConfig.FixedVariables). The
+// attention kinds' mixers and FFNs and the adapters are the layers
+// NewAttention, NewFFN and NewAdapter build.
 func NewModel[T Float](cfg nn.ModelConfig) (*Model[T], error) {
 	cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
@@ -101,7 +103,14 @@ func NewModel[T Float](cfg nn.ModelConfig) (*Model[T], error) {
 func (m *Model[T]) blockLayers(block string, trainable bool) (mix, ffn Layer[T], err error) {
 	cfg := &m.cfg
 	if cfg.IsAttention() {
-		return nil, nil, fmt.Errorf("native: model kind %q is not yet supported by the native engine", cfg.Kind)
+		a := NewAttention[T](cfg, block+"/mix")
+		for _, w := range []*Param[T]{a.Wq, a.Wk, a.Wv, a.Wo} {
+			m.std[w] = 1 / math.Sqrt(float64(cfg.Width))
+		}
+		f := NewFFN[T](cfg, block+"/ffn")
+		m.std[f.W1] = 1 / math.Sqrt(float64(cfg.Width))
+		m.std[f.W2] = 1 / math.Sqrt(float64(cfg.Hidden))
+		return a, f, nil
 	}
 	d, e := cfg.Width, cfg.Expand*cfg.Width
 	scope := block + "/gtu"
@@ -152,9 +161,19 @@ func (m *Model[T]) rpeStd(r *mlp[T]) {
 	}
 }
 
-// newAdapter builds the adapter of a sub-block.
+// newAdapter builds the adapter of a sub-block (initial scales as nn's
+// builder.adapter: W_down N(0, 1/width), A N(0, 1/m), the rest zero).
 func (m *Model[T]) newAdapter(scope string) (Layer[T], error) {
-	return nil, fmt.Errorf("native: %s adapters (%s) are not yet supported by the native engine", m.cfg.Adapter, scope)
+	cfg := &m.cfg
+	switch a := NewAdapter[T](cfg, scope).(type) {
+	case *BottleneckAdapter[T]:
+		m.std[a.WDown] = 1 / math.Sqrt(float64(cfg.Width))
+		return a, nil
+	case *SNNKAdapter[T]:
+		m.std[a.A] = 1 / math.Sqrt(float64(cfg.AdapterSize))
+		return a, nil
+	}
+	return nil, fmt.Errorf("native: %q adapters (%s) are not supported by the native engine", cfg.Adapter, scope)
 }
 
 // Config returns the model's configuration (with defaults applied).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -68,10 +69,14 @@ func randomBatches(cfg nn.ModelConfig, n, B int, seed uint64) (toks, labs [][]in
 // with a wide margin.
 func TestTrainingMatchesGoMLX(t *testing.T) {
 	const steps, B = 20, 4
-	for _, kind := range []string{nn.KindTNN, nn.KindSKITNN, nn.KindFDTNN} {
-		t.Run(kind, func(t *testing.T) {
-			cfg := nn.ModelConfig{Kind: kind, Vocab: 7, Classes: 3, Length: 8, Width: 4, Depth: 2, Hidden: 6, RPEHidden: 5,
-				SKIRank: 4, SKIFilter: 3, SKIGrid: 7, Causal: kind == nn.KindFDTNN}
+	for _, c := range []struct{ kind, adapter string }{
+		{nn.KindTNN, ""}, {nn.KindSKITNN, ""}, {nn.KindFDTNN, ""}, {nn.KindTransformer, ""}, {nn.KindPerformer, ""},
+		{nn.KindHRF, ""}, {nn.KindFDTNN, nn.AdapterSNNK},
+	} {
+		t.Run(c.kind+c.adapter, func(t *testing.T) {
+			cfg := nn.ModelConfig{Kind: c.kind, Vocab: 7, Classes: 3, Length: 8, Width: 4, Depth: 2, Hidden: 6, RPEHidden: 5,
+				SKIRank: 4, SKIFilter: 3, SKIGrid: 7, Causal: c.kind == nn.KindFDTNN || c.kind == nn.KindPerformer,
+				Heads: 2, Features: 3, Chunk: 4, Adapter: c.adapter, AdapterSize: 3, FreezeBackbone: c.adapter != ""}
 			cfg.Defaults()
 			opt := native.Options{LR: 3e-3, WeightDecay: 0.01, Warmup: 3, Steps: steps}
 			tr, err := native.New[float64](cfg, opt, 5)
@@ -133,9 +138,19 @@ func TestTrainingMatchesGoMLX(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				// Softmax attention's key bias has a gradient that is zero
+				// in exact arithmetic (it shifts every logit of a row
+				// alike) and rounding noise in both engines; Adam
+				// normalises that noise into steps of size lr, so the two
+				// engines' bk (which the loss does not depend on) differ
+				// by O(lr·steps). It is counted but not compared.
+				skip := c.kind == nn.KindTransformer && strings.HasPrefix(v.Name, "bk")
 				switch v.DType {
 				case "float64":
 					checked++
+					if skip {
+						continue
+					}
 					got, want := tensors.MustCopyFlatData[float64](mine), tensors.MustCopyFlatData[float64](val)
 					var scale, diff float64
 					for i := range want {
@@ -155,8 +170,15 @@ func TestTrainingMatchesGoMLX(t *testing.T) {
 				}
 			}
 			t.Logf("largest relative differences: loss %.3g, variables %.3g", worstLoss, worstVar)
-			if want := 1 + 3*len(tr.Model().Params()); checked != want {
-				t.Errorf("compared %d float variables, want %d (learning rate, weights, two moments each)", checked, want)
+			want := 1
+			for _, p := range tr.Model().Params() {
+				want++
+				if p.Trainable {
+					want += 2
+				}
+			}
+			if checked != want {
+				t.Errorf("compared %d float variables, want %d (learning rate, weights, two moments for each trainable one)", checked, want)
 			}
 		})
 	}
