@@ -41,7 +41,7 @@ func tinyOtherModels() []nn.ModelConfig {
 		RPEHidden: 5}
 	var out []nn.ModelConfig
 	for _, c := range []struct {
-		kind, adapter string
+		kind, adapter  string
 		causal, frozen bool
 	}{
 		{nn.KindTransformer, "", false, false}, {nn.KindPerformer, "", true, false}, {nn.KindHRF, "", false, false},
