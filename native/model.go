@@ -34,7 +34,7 @@ type Model[T Float] struct {
 	pooled    []T
 	logits    []T
 	dlogits   []T
-	dx, dp    []T
+	dx        []T
 }
 
 // subBlock is x + adapter(layer(norm(x))).

@@ -252,7 +252,7 @@ type skiTNO[T Float] struct {
 	w                []T // n×R
 	mm               []T // (2R−1)×Grid
 	mask             []T
-	vm, a, da, dvm   []T
+	vm, a, dvm       []T
 	x                []T
 	batch            int
 	z, y, dz, dx     []T
