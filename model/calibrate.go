@@ -25,8 +25,9 @@ import (
 // (Options.SampleWeights or the data set's weight column; a row of weight
 // zero is no row). The model kept is the one fitted on all rows; the
 // calibration is only applied to its scores. The cost over a plain fit is
-// F − 1 more solves and one more pass computing the features of the rows
-// held in memory, so calibration needs model.Fit (FitStream refuses it).
+// F − 1 more solves and a third pass over the rows computing their
+// features (for Fit and FitStream alike; see pipeline.go), and memory for
+// the n out-of-fold scores.
 //
 // It differs from scikit-learn's in these points:
 //
@@ -34,7 +35,9 @@ import (
 //     scikit-learn's StratifiedKFold(shuffle=False) but assigned
 //     round-robin: the rows of positive weight are ordered by class (in
 //     row order within a class) and the p-th goes to fold p mod F (see
-//     calibrationOrder); rows of weight zero come last. Each class needs
+//     folder in pipeline.go); rows of weight zero come last. The rows
+//     are added to their folds' statistics, and their scores to the
+//     sigmoid fits, in row order. Each class needs
 //     at least F rows of positive weight (an error otherwise, as
 //     scikit-learn's), so every fold's complement has every class. K-fold
 //     λ selection in a calibrated fit uses the same folds (without
@@ -58,8 +61,8 @@ import (
 //     L-BFGS; the same minimiser up to the stopping tolerances), and the
 //     k > 2 normalisation is a log-sum-exp (see package calibrate).
 
-// errStreamCalibrate is the error of a streamed fit asked to calibrate.
-var errStreamCalibrate = errors.New("model: calibration needs the rows in memory (out-of-fold scores take a second pass over the training rows); fit without streaming, or drop the calibration")
+// errStreamCalibrate is the error of StatsFolds asked for a calibration.
+var errStreamCalibrate = errors.New("model: calibration takes a third pass over the training rows (the out-of-fold scores), which a fit that sees each row once does not make; fit with model.Fit or model.FitStream, or drop the calibration")
 
 // fitFolds returns the statistics partitions of an in-memory fit: those of
 // λ selection (folds), or with Calibrate the k-fold folds (Options.Folds,
@@ -86,127 +89,12 @@ func (opt Options) fitFolds() (int, error) {
 	return k, nil
 }
 
-// calibrationOrder returns the order in which Fit adds the rows for a
-// calibration with folds folds, so that the row at position p of the order
-// goes to fold p mod folds and the folds are stratified: first the rows of
-// positive weight (w[i] > 0, the ridge weights; every row when w is nil)
-// class by class, in row order within a class, then the rows of weight
-// zero, in row order (they weigh nothing, and where they go does not
-// change the folds of the others). The rows of positive weight of a class
-// thus take consecutive positions, and a class with at least folds of them
-// has some in every fold — and so in every fold's complement, the training
-// part of its out-of-fold model. It is an error for a class (of the k) to
-// have fewer: its out-of-fold scores would come from models that never saw
-// it (scikit-learn's CalibratedClassifierCV refuses the same).
-func calibrationOrder(labels []int, k int, w []float64, folds int) ([]int, error) {
-	count := make([]int, k)
-	zero := 0
-	for i, l := range labels {
-		if w != nil && !(w[i] > 0) {
-			zero++
-			continue
-		}
-		count[l]++
-	}
-	for c, n := range count {
-		if n == 0 {
-			return nil, fmt.Errorf("model: calibration: class %d has no rows of positive weight; its probability cannot be calibrated", c)
-		}
-		if n < folds {
-			return nil, fmt.Errorf("model: calibration with %d folds needs at least %d rows of positive weight in each class, class %d has %d; use fewer folds (--folds) or more rows", folds, folds, c, n)
-		}
-	}
-	start := make([]int, k+1) // start of each class's rows in the order; start[k]: the zero-weight rows
-	for c, n := range count {
-		start[c+1] = start[c] + n
-	}
-	order := make([]int, len(labels))
-	for i, l := range labels {
-		if w != nil && !(w[i] > 0) {
-			l = k
-		}
-		order[start[l]] = i
-		start[l]++
-	}
-	return order, nil
-}
-
-// permuteRows returns the matrix whose row j is row order[j] of a: a
-// itself, permuted in place, when own is set (a belongs to the caller),
-// else a new matrix.
-func permuteRows(a *mat.Dense, order []int, own bool) *mat.Dense {
-	r, c := a.Dims()
-	if !own {
-		out := mat.NewDense(r, c, nil)
-		for j, i := range order {
-			copy(out.RawRowView(j), a.RawRowView(i))
-		}
-		return out
-	}
-	done := make([]bool, r)
-	tmp := make([]float64, c)
-	for s := range r {
-		if done[s] || order[s] == s {
-			continue
-		}
-		// Follow the cycle of s: each row is read before it is written.
-		copy(tmp, a.RawRowView(s))
-		for j := s; ; {
-			done[j] = true
-			i := order[j]
-			if i == s {
-				copy(a.RawRowView(j), tmp)
-				break
-			}
-			copy(a.RawRowView(j), a.RawRowView(i))
-			j = i
-		}
-	}
-	return a
-}
-
-// permuted returns the values of v in order (nil for nil).
-func permuted[T any](v []T, order []int) []T {
-	if v == nil {
-		return nil
-	}
-	out := make([]T, len(order))
-	for j, i := range order {
-		out[j] = v[i]
-	}
-	return out
-}
-
-// calibrate fits m.Calibration on the out-of-fold scores of the rows x
-// (after the scaler) with class indices labels, whose per-fold statistics
-// are stats (row i in fold i mod len(stats)), with the λ of m.Linear; w
-// are the rows' weights in the sigmoid fits (nil: 1 each).
-func (m *Model) calibrate(ctx context.Context, x *mat.Dense, labels []int, stats []*linear.Stats, w []float64) error {
-	scores, err := outOfFold(ctx, m.Map, x, stats, m.Linear.Lambda)
-	if err != nil {
-		return err
-	}
-	c, err := calibrate.FitWeighted(scores, labels, w)
-	if err != nil {
-		return fmt.Errorf("model: calibration: %w", err)
-	}
-	m.Calibration = c
-	return nil
-}
-
-// outOfFold returns the scores of the rows of x (mapped by t), row i
-// scored by the ridge model with the given λ fitted on the statistics of
-// every fold but fold i mod len(stats). The features are computed in
-// blocks of predictBlock rows on all cores.
-func outOfFold(ctx context.Context, t features.Transformer, x *mat.Dense, stats []*linear.Stats, lambda float64) (*mat.Dense, error) {
+// foldModels returns the ridge models, with the given λ, fitted on the
+// statistics of every fold but one, for each fold of stats.
+func foldModels(ctx context.Context, stats []*linear.Stats, lambda float64) ([]*linear.Model, error) {
 	folds := len(stats)
 	if folds < 2 {
 		return nil, fmt.Errorf("model: out-of-fold scores need at least 2 folds, got %d", folds)
-	}
-	n, d := x.Dims()
-	k := stats[0].K
-	if _, err := limits.Matrix("model: out-of-fold scores", n, k); err != nil {
-		return nil, err
 	}
 	models := make([]*linear.Model, folds)
 	for f := range folds {
@@ -231,8 +119,42 @@ func outOfFold(ctx context.Context, t features.Transformer, x *mat.Dense, stats 
 		}
 		models[f] = lm
 	}
-	dim := t.Dim()
+	return models, nil
+}
+
+// outOfFold returns the scores of the rows of x (mapped by t), row i
+// scored by the ridge model with the given λ fitted on the statistics of
+// every fold but fold i mod len(stats).
+func outOfFold(ctx context.Context, t features.Transformer, x *mat.Dense, stats []*linear.Stats, lambda float64) (*mat.Dense, error) {
+	models, err := foldModels(ctx, stats, lambda)
+	if err != nil {
+		return nil, err
+	}
+	n, _ := x.Dims()
+	k := stats[0].K
+	if _, err := limits.Matrix("model: out-of-fold scores", n, k); err != nil {
+		return nil, err
+	}
 	out := mat.NewDense(n, k, nil)
+	if err := scoreFolds(ctx, t, x, models, nil, 0, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scoreFolds writes into out the scores of the rows of x (mapped by t),
+// row i scored by models[fold[i]] (fold nil: models[(first+i) mod
+// len(models)]). The features are computed in blocks of predictBlock rows
+// on all cores; each row's score depends on its block only.
+func scoreFolds(ctx context.Context, t features.Transformer, x *mat.Dense, models []*linear.Model, fold []int, first int, out *mat.Dense) error {
+	folds := len(models)
+	n, d := x.Dims()
+	_, k := out.Dims()
+	foldOf := func(i int) int { return (first + i) % folds }
+	if fold != nil {
+		foldOf = func(i int) int { return fold[i] }
+	}
+	dim := t.Dim()
 	rows := min(predictBlock, n)
 	nb := (n + rows - 1) / rows
 	workers := parallel.Workers(nb)
@@ -247,8 +169,8 @@ func outOfFold(ctx context.Context, t features.Transformer, x *mat.Dense, stats 
 		}
 		if zbuf[w] == nil {
 			zbuf[w] = make([]float64, rows*dim)
-			fz[w] = make([]float64, (rows/folds+1)*dim)
-			fs[w] = make([]float64, (rows/folds+1)*k)
+			fz[w] = make([]float64, rows*dim)
+			fs[w] = make([]float64, rows*k)
 		}
 		z := mat.NewDense(hi-lo, dim, zbuf[w][:(hi-lo)*dim])
 		if err := t.Transform(z, x.Slice(lo, hi, 0, d).(*mat.Dense)); err != nil {
@@ -258,11 +180,12 @@ func outOfFold(ctx context.Context, t features.Transformer, x *mat.Dense, stats 
 		// Gather the block's rows of each fold, score them with that
 		// fold's model and scatter the scores back.
 		for f, lm := range models {
-			i0 := ((f-lo)%folds + folds) % folds
 			mrows := 0
-			for i := i0; i < hi-lo; i += folds {
-				copy(fz[w][mrows*dim:(mrows+1)*dim], z.RawRowView(i))
-				mrows++
+			for i := range hi - lo {
+				if foldOf(lo+i) == f {
+					copy(fz[w][mrows*dim:(mrows+1)*dim], z.RawRowView(i))
+					mrows++
+				}
 			}
 			if mrows == 0 {
 				continue
@@ -272,15 +195,16 @@ func outOfFold(ctx context.Context, t features.Transformer, x *mat.Dense, stats 
 				errs[lo/rows] = err
 				return
 			}
-			for j, i := 0, i0; i < hi-lo; j, i = j+1, i+folds {
-				copy(out.RawRowView(lo+i), s.RawRowView(j))
+			j := 0
+			for i := range hi - lo {
+				if foldOf(lo+i) == f {
+					copy(out.RawRowView(lo+i), s.RawRowView(j))
+					j++
+				}
 			}
 		}
 	})
-	if err := firstError(errs); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return firstError(errs)
 }
 
 // Probabilities returns the n×K calibrated class probabilities of raw rows

@@ -101,7 +101,8 @@ func TestOutOfFoldScores(t *testing.T) {
 // TestCalibratedModel: calibration leaves the model fitted on all rows as
 // it is (same λ by GCV, weights to rounding), its probabilities sum to one,
 // survive a save and load bit for bit, and every misuse is an error: no
-// calibration, regression, streamed rows, one fold, a class without rows,
+// calibration, regression, more folds than streamed rows, one fold,
+// a class without rows, a calibration in StatsFolds,
 // and inconsistent calibrations in a model file.
 func TestCalibratedModel(t *testing.T) {
 	ctx := context.Background()
@@ -212,8 +213,11 @@ func TestCalibratedModel(t *testing.T) {
 		return r, func() error { return nil }, err
 	}
 	if _, err := FitStream(ctx, Options{Task: Classification, Calibrate: true, Features: opt.Features}, open, nil); err == nil ||
-		!strings.Contains(err.Error(), "calibration needs the rows in memory") {
-		t.Errorf("FitStream with calibration: %v", err)
+		!strings.Contains(err.Error(), "got 5 folds for 2 rows") {
+		t.Errorf("FitStream with calibration, 5 folds of 2 rows: %v", err)
+	}
+	if _, err := (Options{Task: Classification, Calibrate: true}).StatsFolds(); err == nil || !strings.Contains(err.Error(), "third pass") {
+		t.Errorf("StatsFolds with calibration: %v", err)
 	}
 }
 
@@ -365,8 +369,9 @@ func sigmoidDiff(a, b *calibrate.Platt) float64 {
 }
 
 // TestCalibrationWeights: Fit's calibration is calibrate.FitWeighted on
-// the out-of-fold scores of the weighted fit (in the stratified order of
-// calibrationOrder, zero-weight rows last) with the rows' sample weights,
+// the out-of-fold scores of the weighted fit (the rows in row order, in
+// the stratified folds of stratifiedFolds, zero-weight rows last) with
+// the rows' sample weights,
 // not their products with the class weights (which weigh the ridge
 // statistics only, as in scikit-learn), bit for bit.
 func TestCalibrationWeights(t *testing.T) {
@@ -394,30 +399,36 @@ func TestCalibrationWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rows, err := opt.fitWeights(d, labels, k)
+	counts := make([]int, k)
+	for _, l := range labels {
+		counts[l]++
+	}
+	cw, err := opt.classWeightVector(counts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	order, err := calibrationOrder(labels, k, rows, folds)
+	rows := combineWeights(sw, labels, cw)
+	fold, err := stratifiedFolds(labels, k, rows, folds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := permuteRows(d.X, order, false)
-	targets = permuteRows(targets, order, true)
-	labels, rows, sw = permuted(labels, order), permuted(rows, order), permuted(sw, order)
 	acc, err := newAccumulator(mp, k, folds, 0, d.Rows(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := acc.add(ctx, x, targets, rows, nil); err != nil {
+	if err := acc.add(ctx, d.X, targets, rows, fold, nil); err != nil {
 		t.Fatal(err)
 	}
 	stats, err := acc.Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	oof, err := outOfFold(ctx, mp, x, stats, lambda)
+	models, err := foldModels(ctx, stats, lambda)
 	if err != nil {
+		t.Fatal(err)
+	}
+	oof := mat.NewDense(d.Rows(), k, nil)
+	if err := scoreFolds(ctx, mp, d.X, models, fold, 0, oof); err != nil {
 		t.Fatal(err)
 	}
 	want, err := calibrate.FitWeighted(oof, labels, sw)
@@ -454,6 +465,86 @@ func TestClassWeightErrorOrder(t *testing.T) {
 				Features: features.Config{Kernel: "rbf", Gamma: 0.1, Features: 8, Seed: 1}}, d)
 			if err == nil || !strings.HasPrefix(err.Error(), "model: "+c.want) {
 				t.Fatalf("error %v, want one starting %q", err, "model: "+c.want)
+			}
+		}
+	}
+}
+
+// calibrationOrder returns the rows in the stratified order of a
+// calibration with folds folds (see folder): the rows of positive weight
+// (w[i] > 0, every row for w nil) class by class, in row order within a
+// class, then the rows of weight zero; the row at position p is in fold
+// p mod folds.
+func calibrationOrder(labels []int, k int, w []float64, folds int) ([]int, error) {
+	f, err := testFolder(labels, k, w, folds)
+	if err != nil {
+		return nil, err
+	}
+	order := make([]int, len(labels))
+	for i, l := range labels {
+		if w != nil && !(w[i] > 0) {
+			l = k
+		}
+		order[f.next[l]] = i
+		f.next[l]++
+	}
+	return order, nil
+}
+
+// stratifiedFolds returns the fold of each row of a calibration with
+// folds folds, as the fit assigns them in a pass over the rows.
+func stratifiedFolds(labels []int, k int, w []float64, folds int) ([]int, error) {
+	f, err := testFolder(labels, k, w, folds)
+	if err != nil {
+		return nil, err
+	}
+	fold := make([]int, len(labels))
+	f.assign(labels, w, fold)
+	return fold, nil
+}
+
+// testFolder returns the folder of rows with class indices labels (k
+// classes) and ridge weights w.
+func testFolder(labels []int, k int, w []float64, folds int) (*folder, error) {
+	count := make([]int, k)
+	for i, l := range labels {
+		if w == nil || w[i] > 0 {
+			count[l]++
+		}
+	}
+	return newFolder(count, folds)
+}
+
+// TestStratifiedFoldsInAPass: the folds the fit assigns row by row are
+// those of the stratified order — row order[p] in fold p mod F — for
+// weighted and unweighted rows, so a stream computes them as it reads.
+func TestStratifiedFoldsInAPass(t *testing.T) {
+	d := smallSet(t)
+	labels, k, err := d.Labels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := make([]float64, len(labels))
+	for i := range w {
+		w[i] = float64(i % 3)
+	}
+	for _, weights := range [][]float64{nil, w} {
+		order, err := calibrationOrder(labels, k, weights, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fold, err := stratifiedFolds(labels, k, weights, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := make([]bool, len(labels))
+		for p, i := range order {
+			if seen[i] {
+				t.Fatalf("row %d twice in the order", i)
+			}
+			seen[i] = true
+			if fold[i] != p%4 {
+				t.Fatalf("weighted %v: row %d at position %d is in fold %d, want %d", weights != nil, i, p, fold[i], p%4)
 			}
 		}
 	}

@@ -201,118 +201,6 @@ type Model struct {
 // DefaultGrid is the λ grid used by selection when none is given.
 var DefaultGrid = []float64{1e-4, 1e-3, 1e-2, 1e-1, 1, 10, 100, 1000}
 
-// Fit fits a model on the training set. Rows are transformed and their
-// statistics accumulated chunk by chunk on all cores and added up in chunk
-// order (see Accumulate), so the same data, options and seed give the same
-// model bits on every run. It stops early with ctx's error.
-func Fit(ctx context.Context, opt Options, train *data.Dataset) (*Model, error) {
-	if train == nil || train.Rows() == 0 {
-		return nil, errors.New("model: no training rows")
-	}
-	if !(opt.Lambda >= 0) || math.IsInf(opt.Lambda, 0) {
-		return nil, fmt.Errorf("model: lambda must be non-negative and finite, got %v", opt.Lambda)
-	}
-	m := &Model{Task: opt.Task, Columns: train.Names, Label: train.Label, TrainRows: train.Rows()}
-	var targets *mat.Dense
-	var labels []int
-	switch opt.Task {
-	case Classification:
-		if train.Targets != nil {
-			return nil, errors.New("model: classification takes one label column, the data has several target columns")
-		}
-		var k int
-		var err error
-		labels, k, err = train.Labels()
-		if err != nil {
-			return nil, err
-		}
-		if err := twoLabels(train.Y); err != nil {
-			return nil, err
-		}
-		if k < 2 {
-			return nil, errors.New("model: classification needs at least 2 classes")
-		}
-		m.Classes = k
-		if targets, err = linear.OneHot(labels, k); err != nil {
-			return nil, err
-		}
-	case Regression:
-		var err error
-		if targets, err = regressionTargets(train); err != nil {
-			return nil, err
-		}
-		if train.Targets != nil {
-			m.Label, m.Targets = "", train.TargetNames
-		}
-	default:
-		return nil, fmt.Errorf("model: unknown task %q (want classification or regression)", opt.Task)
-	}
-	sw, w, err := opt.fitWeights(train, labels, m.Classes)
-	if err != nil {
-		return nil, err
-	}
-	x := train.X
-	if opt.Standardize {
-		s, err := data.FitScalerWeighted(x, sw)
-		if err != nil {
-			return nil, err
-		}
-		m.Scaler = s
-		if x, err = s.Transform(x); err != nil {
-			return nil, err
-		}
-	}
-	mp, err := opt.newMap(train.Cols())
-	if err != nil {
-		return nil, err
-	}
-	m.Map = mp
-	folds, err := opt.fitFolds()
-	if err != nil {
-		return nil, err
-	}
-	if folds > train.Rows() {
-		return nil, fmt.Errorf("model: k-fold needs folds ≤ rows, got %d folds for %d rows", folds, train.Rows())
-	}
-	n := train.Rows()
-	if opt.Calibrate {
-		// Stratified folds (see calibrationOrder): the rows, their
-		// targets and weights in the order whose position p goes to
-		// fold p mod folds.
-		order, err := calibrationOrder(labels, m.Classes, w, folds)
-		if err != nil {
-			return nil, err
-		}
-		x = permuteRows(x, order, x != train.X)
-		targets = permuteRows(targets, order, true)
-		labels, w, sw = permuted(labels, order), permuted(w, order), permuted(sw, order)
-	}
-	acc, err := opt.newStats(mp, targets.RawMatrix().Cols, folds, n)
-	if err != nil {
-		return nil, err
-	}
-	var report func(int)
-	if opt.Progress != nil {
-		report = func(done int) { opt.Progress(done, n) }
-	}
-	if err := addRows(ctx, acc, x, targets, w, report); err != nil {
-		return nil, err
-	}
-	stats, err := acc.Result()
-	if err != nil {
-		return nil, err
-	}
-	if err := m.solve(opt, stats); err != nil {
-		return nil, err
-	}
-	if opt.Calibrate {
-		if err := m.calibrate(ctx, x, labels, stats, sw); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
-}
-
 // twoLabels returns an error when every training label is the same value:
 // such a file has nothing to separate, and a "model" of it would predict
 // that label whatever the input.
@@ -604,14 +492,16 @@ func (a *accumulator) Result() ([]*linear.Stats, error) {
 // with the rows of this batch done so far after each chunk. It stops with
 // ctx's error between chunks.
 func (a *accumulator) Add(ctx context.Context, x, targets *mat.Dense, progress func(done int)) error {
-	return a.add(ctx, x, targets, nil, progress)
+	return a.add(ctx, x, targets, nil, nil, progress)
 }
 
-// add is Add with row weights w (nil: unweighted, as Add); each chunk's
-// statistics are added with the chunk's weights by
-// linear.Stats.AddWeightedSerial (AddWeightedFloat32Serial), in the same
-// lanes and order, so the result is as deterministic as Add's.
-func (a *accumulator) add(ctx context.Context, x, targets *mat.Dense, w []float64, progress func(done int)) error {
+// add is Add with row weights w (nil: unweighted, as Add) and the rows'
+// folds fold (nil: row i of all the rows added in fold i mod folds, as
+// Add); each chunk's statistics are added with the chunk's weights by
+// linear.Stats.AddWeightedSerial (AddWeightedFloat32Serial), each fold's
+// rows in row order, in the same lanes and order, so the result is as
+// deterministic as Add's.
+func (a *accumulator) add(ctx context.Context, x, targets *mat.Dense, w []float64, fold []int, progress func(done int)) error {
 	n, d := x.Dims()
 	if r := min(a.chunk, n); r > a.bufRows {
 		if _, err := limits.Matrix("model: feature chunk", r, a.dim); err != nil {
@@ -644,7 +534,11 @@ func (a *accumulator) add(ctx context.Context, x, targets *mat.Dense, w []float6
 			if w != nil {
 				wc = w[lo:hi]
 			}
-			if err := a.addChunk(l, x.Slice(lo, hi, 0, d).(*mat.Dense), targets.Slice(lo, hi, 0, a.k).(*mat.Dense), wc, a.rows+lo); err != nil {
+			var fc []int
+			if fold != nil {
+				fc = fold[lo:hi]
+			}
+			if err := a.addChunk(l, x.Slice(lo, hi, 0, d).(*mat.Dense), targets.Slice(lo, hi, 0, a.k).(*mat.Dense), wc, fc, a.rows+lo); err != nil {
 				errs[c] = err
 				failed.Store(true)
 				return
@@ -667,8 +561,9 @@ func (a *accumulator) add(ctx context.Context, x, targets *mat.Dense, w []float6
 
 // addChunk adds the statistics of one chunk of rows, with weights w (nil:
 // unweighted), to lane l; the chunk's first row is row first of all the
-// rows added.
-func (a *accumulator) addChunk(l *lane, x, y *mat.Dense, w []float64, first int) error {
+// rows added, and its row i goes to fold fold[i] (fold nil: fold
+// (first+i) mod folds).
+func (a *accumulator) addChunk(l *lane, x, y *mat.Dense, w []float64, fold []int, first int) error {
 	rows, _ := x.Dims()
 	dim := a.dim
 	var z *mat.Dense
@@ -696,9 +591,22 @@ func (a *accumulator) addChunk(l *lane, x, y *mat.Dense, w []float64, first int)
 		}
 		return l.stats[0].AddWeightedSerial(z, y, w)
 	}
-	// Row first+i goes to fold (first+i) mod folds: gather each fold's
-	// rows of the chunk and add them.
+	// Row first+i goes to fold fold[i], or (first+i) mod folds: gather
+	// each fold's rows of the chunk, in row order, and add them.
+	inFold := func(i, f int) bool { return (first+i)%a.folds == f }
 	fr := rows/a.folds + 1
+	if fold != nil {
+		inFold = func(i, f int) bool { return fold[i] == f }
+		size := make([]int, a.folds)
+		fr = 0
+		for _, f := range fold {
+			if f < 0 || f >= a.folds {
+				return fmt.Errorf("model: row in fold %d of %d", f, a.folds)
+			}
+			size[f]++
+			fr = max(fr, size[f])
+		}
+	}
 	if len(l.fy) < fr*a.k {
 		l.fy = make([]float64, fr*a.k)
 	}
@@ -712,9 +620,11 @@ func (a *accumulator) addChunk(l *lane, x, y *mat.Dense, w []float64, first int)
 		l.fz = make([]float64, fr*dim)
 	}
 	for f := 0; f < a.folds; f++ {
-		i0 := ((f-first)%a.folds + a.folds) % a.folds // first row of the chunk in fold f
 		m := 0
-		for i := i0; i < rows; i += a.folds {
+		for i := range rows {
+			if !inFold(i, f) {
+				continue
+			}
 			copy(l.fy[m*a.k:(m+1)*a.k], y.RawRowView(i))
 			if w != nil {
 				l.fw[m] = w[i]

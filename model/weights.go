@@ -10,7 +10,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/kernelkit/kernelkit/data"
 )
 
 // Sample weights, class weights and multi-output regression.
@@ -119,60 +118,6 @@ func (opt Options) classWeightVector(counts []int) ([]float64, error) {
 	return cw, nil
 }
 
-// fitWeights returns the sample weights of Fit's rows (opt.SampleWeights
-// or train.Weights; nil if neither) and the row weights of the ridge
-// statistics, the sample weights times the class weights of the rows'
-// labels (nil if there are no weights at all). labels are the class
-// indices of a classification, k the number of classes.
-func (opt Options) fitWeights(train *data.Dataset, labels []int, k int) (sample, rows []float64, err error) {
-	if err := opt.checkClassWeights(); err != nil {
-		return nil, nil, err
-	}
-	sample = opt.SampleWeights
-	if sample != nil && train.Weights != nil {
-		return nil, nil, fmt.Errorf("model: the data set has a weight column (%.40q) and Options.SampleWeights is set; give one", train.WeightColumn)
-	}
-	if sample == nil {
-		sample = train.Weights
-	}
-	n := train.Rows()
-	if sample != nil && len(sample) != n {
-		return nil, nil, fmt.Errorf("model: %d sample weights for %d rows", len(sample), n)
-	}
-	if err := checkRowWeights(sample, 0); err != nil {
-		return nil, nil, err
-	}
-	var cw []float64
-	if opt.classWeighted() {
-		counts := make([]int, k)
-		for _, l := range labels {
-			counts[l]++
-		}
-		if cw, err = opt.classWeightVector(counts); err != nil {
-			return nil, nil, err
-		}
-	}
-	rows = combineWeights(sample, labels, cw)
-	if rows != nil {
-		if err := positiveTotal(rows); err != nil {
-			return nil, nil, err
-		}
-		if labels != nil {
-			pos := make([]bool, k)
-			for i, l := range labels {
-				pos[l] = pos[l] || rows[i] > 0
-			}
-			if err := positiveClasses(pos, nil); err != nil {
-				return nil, nil, err
-			}
-		}
-		if opt.Accumulator != nil {
-			return nil, nil, errAccumulatorWeights
-		}
-	}
-	return sample, rows, nil
-}
-
 // checkRowWeights returns an error naming the first weight of w that is
 // negative, NaN or infinite; first is the index of w's first row among
 // all the rows.
@@ -237,37 +182,19 @@ func positiveTotal(w []float64) error {
 	return errors.New("model: every row has weight zero")
 }
 
-// regressionTargets returns the n×k targets of a regression on train: its
-// several target columns, or its one target column.
-func regressionTargets(train *data.Dataset) (*mat.Dense, error) {
-	n := train.Rows()
-	if train.Targets != nil {
-		if r, _ := train.Targets.Dims(); r != n {
-			return nil, fmt.Errorf("model: %d rows of targets for %d rows", r, n)
-		}
-		if train.Y != nil {
-			return nil, errors.New("model: the data set has a target column and several target columns")
-		}
-		return mat.DenseCopyOf(train.Targets), nil
-	}
-	if train.Y == nil {
-		return nil, errors.New("model: regression needs a target column")
-	}
-	if len(train.Y) != n {
-		return nil, fmt.Errorf("model: %d targets for %d rows", len(train.Y), n)
-	}
-	return mat.NewDense(n, 1, append([]float64(nil), train.Y...)), nil
-}
-
 // addRows adds the rows of x with their targets to acc, weighted by w if
-// it is not nil (kernelkit's accumulator only).
-func addRows(ctx context.Context, acc StatsAccumulator, x, targets *mat.Dense, w []float64, progress func(int)) error {
-	if w == nil {
+// it is not nil, row i in fold fold[i] if fold is not nil (kernelkit's
+// accumulator only for either).
+func addRows(ctx context.Context, acc StatsAccumulator, x, targets *mat.Dense, w []float64, fold []int, progress func(int)) error {
+	if w == nil && fold == nil {
 		return acc.Add(ctx, x, targets, progress)
 	}
 	a, ok := acc.(*accumulator)
 	if !ok {
+		if fold != nil {
+			return errAccumulatorCalibrate
+		}
 		return errAccumulatorWeights
 	}
-	return a.add(ctx, x, targets, w, progress)
+	return a.add(ctx, x, targets, w, fold, progress)
 }
