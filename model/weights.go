@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
-
 )
 
 // Sample weights, class weights and multi-output regression.
