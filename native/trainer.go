@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
 	"github.com/kernelkit/kernelkit/internal/parallel"
 	"github.com/kernelkit/kernelkit/nn"
 )
@@ -315,11 +318,24 @@ func int64Var(scope, name string, v int64) Variable {
 // context after the same number of steps: every model parameter (random
 // features included), the global steps, the learning-rate variable and
 // Adam's moments, in T's dtype, plus the variables an import carried that
-// the engine does not use (the GoMLX generator state), unchanged.
-func (t *Trainer[T]) ExportVariables() []Variable {
+// the engine does not use, unchanged; the GoMLX generator state is the
+// imported one or, if none was imported, that of a fresh GoMLX run of the
+// trainer's seed.
+func (t *Trainer[T]) ExportVariables() ([]Variable, error) {
 	dt := dtypeName[T]()
 	var out []Variable
 	out = append(out, t.extra...)
+	hasRNG := false
+	for _, v := range t.extra {
+		hasRNG = hasRNG || v.Scope == "/" && v.Name == rngStateName
+	}
+	if !hasRNG {
+		rs, err := rngState(t.seed)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs)
+	}
 	out = append(out, int64Var("/", globalStepName, int64(t.step)))
 	lr := t.opt.LR
 	if t.step > 0 {
@@ -339,7 +355,32 @@ func (t *Trainer[T]) ExportVariables() []Variable {
 			Variable{Scope: sc, Name: p.Name + firstMomentName, DType: dt, Dims: append([]int(nil), p.Dims...), Data: encodeValues(t.m1[i])},
 			Variable{Scope: sc, Name: p.Name + secondMomentName, DType: dt, Dims: append([]int(nil), p.Dims...), Data: encodeValues(t.m2[i])})
 	}
-	return out
+	return out, nil
+}
+
+// rngStateName is the name of GoMLX's generator state variable (root
+// scope), which package train needs to resume a run.
+const rngStateName = "#rngState"
+
+// rngState returns the generator state a GoMLX run of package train with
+// this seed starts from (context.SetRNGStateFromSeed(seed>>1)): the engine
+// draws nothing from it, but a checkpoint must carry one.
+func rngState(seed uint64) (Variable, error) {
+	st, err := graph.RNGStateFromSeed(int64(seed >> 1))
+	if err != nil {
+		return Variable{}, err
+	}
+	var data []byte
+	err = tensors.ConstFlatData(st, func(f []uint64) {
+		data = make([]byte, 8*len(f))
+		for i, v := range f {
+			binary.LittleEndian.PutUint64(data[8*i:], v)
+		}
+	})
+	if err != nil {
+		return Variable{}, err
+	}
+	return Variable{Scope: "/", Name: rngStateName, DType: "uint64", Dims: append([]int(nil), st.Shape().Dimensions...), Data: data}, nil
 }
 
 // ImportVariables loads a state written by ExportVariables or by package
