@@ -149,6 +149,15 @@ func (a *Attention[T]) chunkLen(l int) int {
 	return c
 }
 
+// coreChunk returns the chunk length of the causal linear-attention core
+// for the current length (0 for bidirectional attention, which has none).
+func (a *Attention[T]) coreChunk() int {
+	if !a.causal {
+		return 0
+	}
+	return a.chunkLen(a.l)
+}
+
 // headState returns the saved state of head z.
 func (a *Attention[T]) headState(z int) []T { return a.state[z*a.stride : (z+1)*a.stride] }
 

@@ -111,6 +111,8 @@ func TestAttentionMatchesGoMLX(t *testing.T) {
 		{nn.KindTransformer, false, 0, 0, false, "empty"},
 		{nn.KindTransformer, true, 0, 0, false, "empty"},
 		{nn.KindPerformer, true, 4, 0, false, "holes"},
+		{nn.KindPerformer, false, 3, 0, false, "trailing"}, // chunk not dividing L: unused
+		{nn.KindHRF, false, 3, 0, false, "trailing"},
 		{nn.KindHRF, true, 4, 0, false, "holes"},
 		{nn.KindPerformer, false, 0, 0, false, "none"},
 		{nn.KindPerformer, false, 0, 0, false, "trailing"},

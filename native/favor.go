@@ -10,17 +10,97 @@ const (
 	fvK           // k·d_h^(−1/4), L×d_h
 	fvKfm         // masked key features, L×m
 	fvV1          // [v, 1], L×(d_h+1)
-	fvSt          // key state Σ φ(k)[v, 1]ᵀ, m×(d_h+1)
-	fvS           // chunk scores, c×c
-	fvDS          // their gradient, c×c
 	fvDout        // gradient of [num, den], L×(d_h+1)
 	fvDqf         // L×m
 	fvDkf         // L×m
 	fvDv1         // L×(d_h+1)
-	fvDst         // per-chunk state gradients, nc×m×(d_h+1)
-	fvG           // suffix sum of the state gradients, m×(d_h+1)
 	fvDx          // feature input gradient, L×d_h
 )
+
+// Scratch buffer indices of linearCore and linearCoreBackward, apart from
+// those of the kinds' own passes.
+const (
+	lcSt  = 100 + iota // key state Σ φ(k)[v, 1]ᵀ, F×W
+	lcS                // chunk scores, c×c
+	lcDS               // their gradient, c×c
+	lcDst              // per-chunk state gradients, nc×F×W
+	lcG                // suffix sum of the state gradients, F×W
+)
+
+// linearCore sets out1 (L×W) to [num, den] = Σ_s (qf_l·kf_s)[v_s, 1] of
+// linear attention with query features qf (L×F), key features kf (L×F,
+// masked) and values with a column of ones v1 (L×W), over all keys s
+// (bidirectional) or the keys s ≤ l (causal), the latter in chunks of c
+// rows (c divides L): inside a chunk a masked c×c product, across chunks
+// the prefix state Σ kf_sᵀ[v_s, 1] of the chunks before. O(L·F·(W + c)).
+func linearCore[T Float](s *headScratch[T], qf, kf, v1, out1 []T, L, F, W int, causal bool, c int) {
+	st := s.buf(lcSt, F*W)
+	if !causal {
+		gemm(true, false, F, W, L, 1, kf, F, v1, W, 0, st, W)
+		gemm(false, false, L, W, F, 1, qf, F, st, W, 0, out1, W)
+		return
+	}
+	sc := s.buf(lcS, c*c)
+	clear(st)
+	for r0 := 0; r0 < L; r0 += c {
+		qc, kc, vc, oc := qf[r0*F:], kf[r0*F:], v1[r0*W:], out1[r0*W:]
+		gemm(false, true, c, c, F, 1, qc, F, kc, F, 0, sc, c)
+		trilZero(sc, c)
+		gemm(false, false, c, W, c, 1, sc, c, vc, W, 0, oc, W)
+		if r0 > 0 {
+			gemm(false, false, c, W, F, 1, qc, F, st, W, 1, oc, W)
+		}
+		gemm(true, false, F, W, c, 1, kc, F, vc, W, 1, st, W)
+	}
+}
+
+// linearCoreBackward sets dqf, dkf (L×F) and dv1 (L×W) to the gradients of
+// qf, kf and v1 for the gradient dout (L×W) of linearCore's out1.
+func linearCoreBackward[T Float](s *headScratch[T], qf, kf, v1, dout, dqf, dkf, dv1 []T, L, F, W int, causal bool, c int) {
+	st := s.buf(lcSt, F*W)
+	if !causal {
+		dst := s.buf(lcDst, F*W)
+		gemm(true, false, F, W, L, 1, kf, F, v1, W, 0, st, W)
+		gemm(true, false, F, W, L, 1, qf, F, dout, W, 0, dst, W)
+		gemm(false, true, L, F, W, 1, dout, W, st, W, 0, dqf, F)
+		gemm(false, true, L, F, W, 1, v1, W, dst, W, 0, dkf, F)
+		gemm(false, false, L, W, F, 1, kf, F, dst, W, 0, dv1, W)
+		return
+	}
+	nc := L / c
+	sc, ds := s.buf(lcS, c*c), s.buf(lcDS, c*c)
+	dst := s.buf(lcDst, nc*F*W)
+	clear(st)
+	for n := 0; n < nc; n++ {
+		r0 := n * c
+		qc, kc, vc, doc := qf[r0*F:], kf[r0*F:], v1[r0*W:], dout[r0*W:]
+		dqc, dkc, dvc := dqf[r0*F:], dkf[r0*F:], dv1[r0*W:]
+		gemm(false, true, c, c, F, 1, qc, F, kc, F, 0, sc, c)
+		trilZero(sc, c)
+		gemm(false, true, c, c, W, 1, doc, W, vc, W, 0, ds, c)
+		trilZero(ds, c)
+		gemm(false, false, c, F, c, 1, ds, c, kc, F, 0, dqc, F)
+		if n > 0 {
+			gemm(false, true, c, F, W, 1, doc, W, st, W, 1, dqc, F)
+		}
+		gemm(true, false, c, F, c, 1, ds, c, qc, F, 0, dkc, F)
+		gemm(true, false, c, W, c, 1, sc, c, doc, W, 0, dvc, W)
+		gemm(true, false, F, W, c, 1, qc, F, doc, W, 0, dst[n*F*W:(n+1)*F*W], W)
+		gemm(true, false, F, W, c, 1, kc, F, vc, W, 1, st, W)
+	}
+	// The state before chunk n sums the chunks before it, so chunk a's
+	// keys and values get the state gradients of the chunks after it.
+	g := s.buf(lcG, F*W)
+	clear(g)
+	for n := nc - 2; n >= 0; n-- {
+		for i, v := range dst[(n+1)*F*W : (n+2)*F*W] {
+			g[i] += v
+		}
+		r0 := n * c
+		gemm(false, true, c, F, W, 1, v1[r0*W:], W, g, W, 1, dkf[r0*F:], F)
+		gemm(false, false, c, W, F, 1, kf[r0*F:], F, g, W, 1, dv1[r0*W:], W)
+	}
+}
 
 // favorFeatures sets f (L×m) to FAVOR+'s positive random features of the
 // rows of x (L×d, already scaled by d^(−1/4)) with projection omega (m×d):
@@ -133,25 +213,7 @@ func (a *Attention[T]) favorForward(s *headScratch[T], z int) {
 	w := dh + 1
 	_, _, kfm, v1 := a.favorInputs(s, z, true)
 	qf, _, out1 := a.favorParts(z)
-	st := s.buf(fvSt, m*w)
-	if !a.causal {
-		gemm(true, false, m, w, L, 1, kfm, m, v1, w, 0, st, w)
-		gemm(false, false, L, w, m, 1, qf, m, st, w, 0, out1, w)
-	} else {
-		c := a.chunkLen(L)
-		sc := s.buf(fvS, c*c)
-		clear(st)
-		for r0 := 0; r0 < L; r0 += c {
-			qc, kc, vc, oc := qf[r0*m:], kfm[r0*m:], v1[r0*w:], out1[r0*w:]
-			gemm(false, true, c, c, m, 1, qc, m, kc, m, 0, sc, c)
-			trilZero(sc, c)
-			gemm(false, false, c, w, c, 1, sc, c, vc, w, 0, oc, w)
-			if r0 > 0 {
-				gemm(false, false, c, w, m, 1, qc, m, st, w, 1, oc, w)
-			}
-			gemm(true, false, m, w, c, 1, kc, m, vc, w, 1, st, w)
-		}
-	}
+	linearCore(s, qf, kfm, v1, out1, L, m, w, a.causal, a.coreChunk())
 	o := a.headRange(a.o, z)
 	for l := 0; l < L; l++ {
 		inv := 1 / out1[l*w+dh]
@@ -197,50 +259,7 @@ func (a *Attention[T]) favorBackward(s *headScratch[T], z int) {
 	dout := s.buf(fvDout, L*w)
 	linearOutputGrad(dout, dres, out1, L, dh, favorGuard[T])
 	dqf, dkf, dv1 := s.buf(fvDqf, L*m), s.buf(fvDkf, L*m), s.buf(fvDv1, L*w)
-	st := s.buf(fvSt, m*w)
-	if !a.causal {
-		dst := s.buf(fvDst, m*w)
-		gemm(true, false, m, w, L, 1, kfm, m, v1, w, 0, st, w)
-		gemm(true, false, m, w, L, 1, qf, m, dout, w, 0, dst, w)
-		gemm(false, true, L, m, w, 1, dout, w, st, w, 0, dqf, m)
-		gemm(false, true, L, m, w, 1, v1, w, dst, w, 0, dkf, m)
-		gemm(false, false, L, w, m, 1, kfm, m, dst, w, 0, dv1, w)
-	} else {
-		c := a.chunkLen(L)
-		nc := L / c
-		sc, ds := s.buf(fvS, c*c), s.buf(fvDS, c*c)
-		dst := s.buf(fvDst, nc*m*w)
-		clear(st)
-		for n := 0; n < nc; n++ {
-			r0 := n * c
-			qc, kc, vc, doc := qf[r0*m:], kfm[r0*m:], v1[r0*w:], dout[r0*w:]
-			dqc, dkc, dvc := dqf[r0*m:], dkf[r0*m:], dv1[r0*w:]
-			gemm(false, true, c, c, m, 1, qc, m, kc, m, 0, sc, c)
-			trilZero(sc, c)
-			gemm(false, true, c, c, w, 1, doc, w, vc, w, 0, ds, c)
-			trilZero(ds, c)
-			gemm(false, false, c, m, c, 1, ds, c, kc, m, 0, dqc, m)
-			if n > 0 {
-				gemm(false, true, c, m, w, 1, doc, w, st, w, 1, dqc, m)
-			}
-			gemm(true, false, c, m, c, 1, ds, c, qc, m, 0, dkc, m)
-			gemm(true, false, c, w, c, 1, sc, c, doc, w, 0, dvc, w)
-			gemm(true, false, m, w, c, 1, qc, m, doc, w, 0, dst[n*m*w:(n+1)*m*w], w)
-			gemm(true, false, m, w, c, 1, kc, m, vc, w, 1, st, w)
-		}
-		// The state before chunk n sums the chunks before it, so chunk a's
-		// keys and values get the state gradients of the chunks after it.
-		g := s.buf(fvG, m*w)
-		clear(g)
-		for n := nc - 2; n >= 0; n-- {
-			for i, v := range dst[(n+1)*m*w : (n+2)*m*w] {
-				g[i] += v
-			}
-			r0 := n * c
-			gemm(false, true, c, m, w, 1, v1[r0*w:], w, g, w, 1, dkf[r0*m:], m)
-			gemm(false, false, c, w, m, 1, kfm[r0*m:], m, g, w, 1, dv1[r0*w:], w)
-		}
-	}
+	linearCoreBackward(s, qf, kfm, v1, dout, dqf, dkf, dv1, L, m, w, a.causal, a.coreChunk())
 	dx := s.buf(fvDx, L*dh)
 	sc := T(math.Pow(float64(dh), -0.25))
 	favorFeaturesBackward(dx, dqf, qf, xq, a.Omega.Value, L, dh, m)
