@@ -458,3 +458,44 @@ func (t *Trainer[T]) ImportVariables(vars []Variable) error {
 }
 
 func isMetricsScope(s string) bool { return len(s) >= 8 && s[:8] == "/metrics" }
+
+// LoadWeights sets the model parameters that keep accepts (nil: all) from
+// vars, each of which must be present with its shape; the optimiser state
+// and the step count are left alone: the initialisation of a fine-tuning
+// run from a pre-trained model (train.Config.InitFrom loads the
+// embeddings and blocks, adapters excluded).
+func (t *Trainer[T]) LoadWeights(vars []Variable, keep func(scope, name string) bool) error {
+	byKey := map[string]*Variable{}
+	for i := range vars {
+		byKey[vars[i].Scope+"\x00"+vars[i].Name] = &vars[i]
+	}
+	for _, p := range t.model.params {
+		if keep != nil && !keep(p.Scope, p.Name) {
+			continue
+		}
+		sv, ok := byKey[p.Scope+"\x00"+p.Name]
+		if !ok {
+			return fmt.Errorf("native: the variables lack %s/%s", p.Scope, p.Name)
+		}
+		if err := decodeValues(sv, p.Dims, p.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ParamCounts returns the numbers of trainable parameters and of model
+// parameters (random features excluded), as train.Trainer.Params counts
+// them.
+func (m *Model[T]) ParamCounts() (trainable, model int) {
+	for _, p := range m.params {
+		if nn.IsFixedName(p.Name) {
+			continue
+		}
+		model += len(p.Value)
+		if p.Trainable {
+			trainable += len(p.Value)
+		}
+	}
+	return trainable, model
+}

@@ -291,6 +291,33 @@ func TestCheckpointsShareEngines(t *testing.T) {
 	}
 	compare("native checkpoint", gt2)
 
+	gtTrain, gtModel := gt2.Params()
+	nTrain, nModel := tr.Model().ParamCounts()
+	if gtTrain != nTrain || gtModel != nModel {
+		t.Errorf("parameter counts: engine %d trainable of %d, train %d of %d", nTrain, nModel, gtTrain, gtModel)
+	}
+	// Weights loaded into a fresh trainer give the same logits.
+	other, err := native.New[float32](ck.Model, opt, 99)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.LoadWeights(toVariables(ck2.Variables), nil); err != nil {
+		t.Fatal(err)
+	}
+	a, err := other.Logits(tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := tr.Logits(tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("logit %d after LoadWeights: %v, want %v", i, a[i], b[i])
+		}
+	}
+
 	// A checkpoint of a run that never saw GoMLX (no generator state).
 	fresh, err := native.New[float32](ck.Model, opt, cfg.Seed)
 	if err != nil {
