@@ -6,30 +6,23 @@ import (
 
 // Scratch buffer indices of the HRF head passes.
 const (
-	hrQ   = iota // q·d_h^(−1/4), L×d_h
-	hrK          // k·d_h^(−1/4), L×d_h
-	hrU          // projections ωᵢᵀx, L×M
-	hrT          // projections of the trigonometric base, L×M
-	hrSg         // sgn projections, L×N
-	hrV1         // [v, 1], L×W (W = d_h+1)
-	hrCV         // c ⊗ [v, 1], L×PW (P = 1+N)
-	hrStP        // positive key state, 2M×PW
-	hrStT        // trigonometric key state, 2M×PW
-	hrS1         // chunk scores and factors, c×c each
-	hrC1
-	hrS2
-	hrC2
-	hrDS
-	hrUp   // query-side products, L×PW
-	hrDout // gradient of [num, den], L×W
-	hrDqp  // feature gradients, L×2M each
+	hrQ    = iota // q·d_h^(−1/4), L×d_h
+	hrK           // k·d_h^(−1/4), L×d_h
+	hrU           // projections ωᵢᵀx, L×M
+	hrT           // projections of the trigonometric base, L×M
+	hrSg          // sgn projections, L×N
+	hrV1          // [v, 1], L×W (W = d_h+1)
+	hrPhq         // query features Φ₁(q), L×F (F = 4M(1+N))
+	hrPhk         // key features Φ₂(k) (masked), L×F
+	hrDout        // gradient of [num, den], L×W
+	hrDphq        // gradient of Φ₁(q), L×F
+	hrDphk        // gradient of Φ₂(k), L×F
+	hrDv1         // gradient of [v, 1], L×W
+	hrDqp         // gradients of the bases, L×2M each
 	hrDqt
 	hrDkp
 	hrDkt
-	hrDcv // L×PW
-	hrDst // per-chunk state gradients, nc×2×2M×PW
-	hrDv  // value gradient [dv, d1], L×W
-	hrDx  // gradients of the scaled queries and keys, L×d_h
+	hrDx // gradients of the scaled queries and keys, L×d_h
 )
 
 // hrfEps is the smallest denominator magnitude of hybrid attention (nn's
@@ -194,63 +187,48 @@ func (a *Attention[T]) hrfQK(s *headScratch[T], z int) (xq, xk []T) {
 	return xq, xk
 }
 
-// hrfValues gathers head z's [v, 1] (L×W) into s and forms c ⊗ [v, 1]
-// (L×PW, c's index major).
-func (a *Attention[T]) hrfValues(s *headScratch[T], z int, c []T) (v1, cv []T) {
-	L, dh, P := a.l, a.dh, 1+a.n
-	W := dh + 1
+// hrfExpanded forms head z's hybrid features from the saved factors, as
+// nn.HybridFeatures: Φ₁(q) = [φ⁺(q) ⊗ a, φᵗ(q) ⊗ b] and Φ₂(k) = [φ⁺(k) ⊗
+// c, φᵗ(k) ⊗ c] (L×F each, F = 4M(1+N), the base index major; c masked),
+// and gathers [v, 1] (L×W). Formed per head, they take L·F entries each:
+// small beside the products, and they make hybrid attention linear
+// attention on them (linearCore).
+func (a *Attention[T]) hrfExpanded(s *headScratch[T], z int) (phq, phk, v1 []T) {
+	L, dh, M2, P := a.l, a.dh, 2*a.m, 1+a.n
+	W, F := dh+1, 2*2*a.m*(1+a.n)
+	qpos, qtrig, qa, qb, kpos, ktrig, c, _ := a.hrfParts(z)
+	phq, phk = s.buf(hrPhq, L*F), s.buf(hrPhk, L*F)
+	outer := func(dst, f, g []T) { // dst (2M·P) = f (2M) ⊗ g (P)
+		for i, fv := range f {
+			d := dst[i*P : (i+1)*P]
+			for n, gv := range g {
+				d[n] = fv * gv
+			}
+		}
+	}
+	for l := 0; l < L; l++ {
+		rq, rk := phq[l*F:(l+1)*F], phk[l*F:(l+1)*F]
+		cl := c[l*P : (l+1)*P]
+		outer(rq[:M2*P], qpos[l*M2:(l+1)*M2], qa[l*P:(l+1)*P])
+		outer(rq[M2*P:], qtrig[l*M2:(l+1)*M2], qb[l*P:(l+1)*P])
+		outer(rk[:M2*P], kpos[l*M2:(l+1)*M2], cl)
+		outer(rk[M2*P:], ktrig[l*M2:(l+1)*M2], cl)
+	}
 	v1 = s.buf(hrV1, L*W)
 	a.gather(v1, W, a.v, z, 1)
 	for l := 0; l < L; l++ {
 		v1[l*W+dh] = 1
 	}
-	cv = s.buf(hrCV, L*P*W)
-	a.hrfOuter(cv, c, v1)
-	return v1, cv
-}
-
-// hrfOuter sets dst (L×PW) to the row-wise outer products of f (L×P) and
-// g (L×W), f's index major.
-func (a *Attention[T]) hrfOuter(dst, f, g []T) {
-	L, P, W := a.l, 1+a.n, a.dh+1
-	a.hrfOuterRows(dst, f, g, L, P, W)
-}
-
-func (a *Attention[T]) hrfOuterRows(dst, f, g []T, rows, P, W int) {
-	for l := 0; l < rows; l++ {
-		gr := g[l*W : (l+1)*W]
-		for n, fv := range f[l*P : (l+1)*P] {
-			d := dst[(l*P+n)*W : (l*P+n+1)*W]
-			for j, v := range gr {
-				d[j] = fv * v
-			}
-		}
-	}
-}
-
-// hrfContract adds Σₙ f[l, n]·u[l, n, :] to out (rows×W) for u
-// (rows×PW) and f (rows×P), nn's hybridQuery.
-func hrfContract[T Float](out, u, f []T, rows, P, W int) {
-	for l := 0; l < rows; l++ {
-		or := out[l*W : (l+1)*W]
-		for n, fv := range f[l*P : (l+1)*P] {
-			for j, v := range u[(l*P+n)*W : (l*P+n+1)*W] {
-				or[j] += fv * v
-			}
-		}
-	}
+	return phq, phk, v1
 }
 
 // hrfForward computes head z's angular hybrid attention as
-// nn.HybridAttention: with Φ(q) = [φ⁺ ⊗ a, φᵗ ⊗ b] and Φ(k) = [φ⁺ ⊗ c,
-// φᵗ ⊗ c] never formed, [num, den] = Σ over the bases of contract(φ_q ·
-// Σ_s φ_s ⊗ (c_s ⊗ [v_s, 1]), a or b); causal: masked chunk×chunk scores
-// (φ⁺_l·φ⁺_s)(a_l·c_s) + (φᵗ_l·φᵗ_s)(b_l·c_s) inside a chunk plus the
-// states of the chunks before. Output num/den with small denominators
-// clamped (hrfGuard).
+// nn.HybridAttention: linear attention (linearCore, bidirectional or
+// chunked causal) on the hybrid features of hrfExpanded, output num/den
+// with small denominators clamped (hrfGuard).
 func (a *Attention[T]) hrfForward(s *headScratch[T], z int) {
 	L, dh, P := a.l, a.dh, 1+a.n
-	W, M2, PW := dh+1, 2*a.m, (1+a.n)*(dh+1)
+	W, F := dh+1, 2*2*a.m*(1+a.n)
 	qpos, qtrig, qa, qb, kpos, ktrig, c, out1 := a.hrfParts(z)
 	xq, xk := a.hrfQK(s, z)
 	a.hrfFeatures(s, xq, true, qpos, qtrig, qa, qb)
@@ -262,37 +240,8 @@ func (a *Attention[T]) hrfForward(s *headScratch[T], z int) {
 			}
 		}
 	}
-	v1, cv := a.hrfValues(s, z, c)
-	stp, stt := s.buf(hrStP, M2*PW), s.buf(hrStT, M2*PW)
-	if !a.causal {
-		up := s.buf(hrUp, L*PW)
-		gemm(true, false, M2, PW, L, 1, kpos, M2, cv, PW, 0, stp, PW)
-		gemm(true, false, M2, PW, L, 1, ktrig, M2, cv, PW, 0, stt, PW)
-		clear(out1)
-		gemm(false, false, L, PW, M2, 1, qpos, M2, stp, PW, 0, up, PW)
-		hrfContract(out1, up, qa, L, P, W)
-		gemm(false, false, L, PW, M2, 1, qtrig, M2, stt, PW, 0, up, PW)
-		hrfContract(out1, up, qb, L, P, W)
-	} else {
-		ch := a.chunkLen(L)
-		s1, c1, s2, c2 := s.buf(hrS1, ch*ch), s.buf(hrC1, ch*ch), s.buf(hrS2, ch*ch), s.buf(hrC2, ch*ch)
-		up := s.buf(hrUp, ch*PW)
-		clear(stp)
-		clear(stt)
-		for r0 := 0; r0 < L; r0 += ch {
-			a.hrfChunkScores(s1, c1, s2, c2, qpos, qtrig, qa, qb, kpos, ktrig, c, r0, ch)
-			oc := out1[r0*W : (r0+ch)*W]
-			gemm(false, false, ch, W, ch, 1, s1, ch, v1[r0*W:], W, 0, oc, W)
-			if r0 > 0 {
-				gemm(false, false, ch, PW, M2, 1, qpos[r0*M2:], M2, stp, PW, 0, up, PW)
-				hrfContract(oc, up, qa[r0*P:], ch, P, W)
-				gemm(false, false, ch, PW, M2, 1, qtrig[r0*M2:], M2, stt, PW, 0, up, PW)
-				hrfContract(oc, up, qb[r0*P:], ch, P, W)
-			}
-			gemm(true, false, M2, PW, ch, 1, kpos[r0*M2:], M2, cv[r0*PW:], PW, 1, stp, PW)
-			gemm(true, false, M2, PW, ch, 1, ktrig[r0*M2:], M2, cv[r0*PW:], PW, 1, stt, PW)
-		}
-	}
+	phq, phk, v1 := a.hrfExpanded(s, z)
+	linearCore(s, phq, phk, v1, out1, L, F, W, a.causal, a.coreChunk())
 	o := a.headRange(a.o, z)
 	for l := 0; l < L; l++ {
 		g, _ := hrfGuard(out1[l*W+dh])
@@ -302,129 +251,43 @@ func (a *Attention[T]) hrfForward(s *headScratch[T], z int) {
 	}
 }
 
-// hrfChunkScores computes, for the chunk of ch rows from r0, the factor
-// products s1 = φ⁺_q·φ⁺_kᵀ, c1 = a·cᵀ, s2 = φᵗ_q·φᵗ_kᵀ and c2 = b·cᵀ
-// (ch×ch each) and overwrites s1 with the masked scores (s1⊙c1 +
-// s2⊙c2)⊙tril.
-func (a *Attention[T]) hrfChunkScores(s1, c1, s2, c2, qpos, qtrig, qa, qb, kpos, ktrig, c []T, r0, ch int) {
-	M2, P := 2*a.m, 1+a.n
-	gemm(false, true, ch, ch, M2, 1, qpos[r0*M2:], M2, kpos[r0*M2:], M2, 0, s1, ch)
-	gemm(false, true, ch, ch, P, 1, qa[r0*P:], P, c[r0*P:], P, 0, c1, ch)
-	gemm(false, true, ch, ch, M2, 1, qtrig[r0*M2:], M2, ktrig[r0*M2:], M2, 0, s2, ch)
-	gemm(false, true, ch, ch, P, 1, qb[r0*P:], P, c[r0*P:], P, 0, c2, ch)
-	for i := 0; i < ch; i++ {
-		for j := 0; j < ch; j++ {
-			k := i*ch + j
-			if j > i {
-				s1[k] = 0
-				continue
-			}
-			s1[k] = s1[k]*c1[k] + s2[k]*c2[k]
-		}
-	}
-}
-
 // hrfBackward computes head z's gradients of q, k and v from that of its
-// output (shifts constant, sgn factors without gradient, clamped
-// denominators passing none).
+// output: through linearCoreBackward to the features, then to the bases by
+// contraction with their λ factors (which carry no gradient: sgn), then
+// to the rows (shifts constant; clamped denominators pass none).
 func (a *Attention[T]) hrfBackward(s *headScratch[T], z int) {
-	L, dh, P := a.l, a.dh, 1+a.n
-	W, M2, PW := dh+1, 2*a.m, (1+a.n)*(dh+1)
+	L, dh, M2, P := a.l, a.dh, 2*a.m, 1+a.n
+	W, F := dh+1, 2*2*a.m*(1+a.n)
 	qpos, qtrig, qa, qb, kpos, ktrig, c, out1 := a.hrfParts(z)
 	xq, xk := a.hrfQK(s, z)
-	v1, cv := a.hrfValues(s, z, c)
-	dres := a.headRange(a.do, z)
+	phq, phk, v1 := a.hrfExpanded(s, z)
 	dout := s.buf(hrDout, L*W)
-	linearOutputGrad(dout, dres, out1, L, dh, hrfGuard[T])
+	linearOutputGrad(dout, a.headRange(a.do, z), out1, L, dh, hrfGuard[T])
+	dphq, dphk, dv1 := s.buf(hrDphq, L*F), s.buf(hrDphk, L*F), s.buf(hrDv1, L*W)
+	linearCoreBackward(s, phq, phk, v1, dout, dphq, dphk, dv1, L, F, W, a.causal, a.coreChunk())
 	dqp, dqt, dkp, dkt := s.buf(hrDqp, L*M2), s.buf(hrDqt, L*M2), s.buf(hrDkp, L*M2), s.buf(hrDkt, L*M2)
-	dcv := s.buf(hrDcv, L*PW)
-	stp, stt := s.buf(hrStP, M2*PW), s.buf(hrStT, M2*PW)
-	if !a.causal {
-		up := s.buf(hrUp, L*PW)
-		dst := s.buf(hrDst, 2*M2*PW)
-		dsp, dstt := dst[:M2*PW], dst[M2*PW:]
-		gemm(true, false, M2, PW, L, 1, kpos, M2, cv, PW, 0, stp, PW)
-		gemm(true, false, M2, PW, L, 1, ktrig, M2, cv, PW, 0, stt, PW)
-		// Positive base: dU = a ⊗ dout.
-		a.hrfOuter(up, qa, dout)
-		gemm(false, true, L, M2, PW, 1, up, PW, stp, PW, 0, dqp, M2)
-		gemm(true, false, M2, PW, L, 1, qpos, M2, up, PW, 0, dsp, PW)
-		a.hrfOuter(up, qb, dout)
-		gemm(false, true, L, M2, PW, 1, up, PW, stt, PW, 0, dqt, M2)
-		gemm(true, false, M2, PW, L, 1, qtrig, M2, up, PW, 0, dstt, PW)
-		gemm(false, false, L, PW, M2, 1, kpos, M2, dsp, PW, 0, dcv, PW)
-		gemm(false, false, L, PW, M2, 1, ktrig, M2, dstt, PW, 1, dcv, PW)
-		gemm(false, true, L, M2, PW, 1, cv, PW, dsp, PW, 0, dkp, M2)
-		gemm(false, true, L, M2, PW, 1, cv, PW, dstt, PW, 0, dkt, M2)
-		dv := s.buf(hrDv, L*W)
-		clear(dv)
-		hrfContract(dv, dcv, c, L, P, W)
-		a.scatter(a.dv, dv, W, z, 1)
-	} else {
-		ch := a.chunkLen(L)
-		nc := L / ch
-		s1, c1, s2, c2, ds := s.buf(hrS1, ch*ch), s.buf(hrC1, ch*ch), s.buf(hrS2, ch*ch), s.buf(hrC2, ch*ch), s.buf(hrDS, ch*ch)
-		up := s.buf(hrUp, ch*PW)
-		dst := s.buf(hrDst, nc*2*M2*PW)
-		dv := s.buf(hrDv, L*W)
-		clear(stp)
-		clear(stt)
-		for n := 0; n < nc; n++ {
-			r0 := n * ch
-			doc := dout[r0*W:]
-			dqpc, dqtc, dkpc, dktc := dqp[r0*M2:], dqt[r0*M2:], dkp[r0*M2:], dkt[r0*M2:]
-			a.hrfChunkScores(s1, c1, s2, c2, qpos, qtrig, qa, qb, kpos, ktrig, c, r0, ch)
-			// s1 now holds the masked scores; ds = (dout·[v,1]ᵀ)⊙tril.
-			gemm(false, true, ch, ch, W, 1, doc, W, v1[r0*W:], W, 0, ds, ch)
-			trilZero(ds, ch)
-			gemm(true, false, ch, W, ch, 1, s1, ch, doc, W, 0, dv[r0*W:], W)
-			for k := range ds[:ch*ch] {
-				c1[k] *= ds[k] // gradient of φ⁺_q·φ⁺_kᵀ
-				c2[k] *= ds[k] // gradient of φᵗ_q·φᵗ_kᵀ
+	contract := func(dst, dph, g []T) { // dst (2M) = Σ_n dph[i·P + n]·g[n]
+		for i := range dst {
+			var acc T
+			for n, gv := range g {
+				acc += dph[i*P+n] * gv
 			}
-			gemm(false, false, ch, M2, ch, 1, c1, ch, kpos[r0*M2:], M2, 0, dqpc, M2)
-			gemm(true, false, ch, M2, ch, 1, c1, ch, qpos[r0*M2:], M2, 0, dkpc, M2)
-			gemm(false, false, ch, M2, ch, 1, c2, ch, ktrig[r0*M2:], M2, 0, dqtc, M2)
-			gemm(true, false, ch, M2, ch, 1, c2, ch, qtrig[r0*M2:], M2, 0, dktc, M2)
-			dsp := dst[(2*n)*M2*PW : (2*n+1)*M2*PW]
-			dstt := dst[(2*n+1)*M2*PW : (2*n+2)*M2*PW]
-			a.hrfOuterRows(up, qa[r0*P:], doc, ch, P, W)
-			if n > 0 {
-				gemm(false, true, ch, M2, PW, 1, up, PW, stp, PW, 1, dqpc, M2)
-			}
-			gemm(true, false, M2, PW, ch, 1, qpos[r0*M2:], M2, up, PW, 0, dsp, PW)
-			a.hrfOuterRows(up, qb[r0*P:], doc, ch, P, W)
-			if n > 0 {
-				gemm(false, true, ch, M2, PW, 1, up, PW, stt, PW, 1, dqtc, M2)
-			}
-			gemm(true, false, M2, PW, ch, 1, qtrig[r0*M2:], M2, up, PW, 0, dstt, PW)
-			gemm(true, false, M2, PW, ch, 1, kpos[r0*M2:], M2, cv[r0*PW:], PW, 1, stp, PW)
-			gemm(true, false, M2, PW, ch, 1, ktrig[r0*M2:], M2, cv[r0*PW:], PW, 1, stt, PW)
+			dst[i] = acc
 		}
-		// Chunk n's keys get the state gradients of the chunks after it.
-		gp, gt := s.buf(hrStP, M2*PW), s.buf(hrStT, M2*PW)
-		clear(gp)
-		clear(gt)
-		for n := nc - 2; n >= 0; n-- {
-			next := dst[(2*n+2)*M2*PW : (2*n+4)*M2*PW]
-			for i := range gp {
-				gp[i] += next[i]
-				gt[i] += next[M2*PW+i]
-			}
-			r0 := n * ch
-			gemm(false, true, ch, M2, PW, 1, cv[r0*PW:], PW, gp, PW, 1, dkp[r0*M2:], M2)
-			gemm(false, true, ch, M2, PW, 1, cv[r0*PW:], PW, gt, PW, 1, dkt[r0*M2:], M2)
-			dcvc := dcv[:ch*PW]
-			gemm(false, false, ch, PW, M2, 1, kpos[r0*M2:], M2, gp, PW, 0, dcvc, PW)
-			gemm(false, false, ch, PW, M2, 1, ktrig[r0*M2:], M2, gt, PW, 1, dcvc, PW)
-			hrfContract(dv[r0*W:], dcvc, c[r0*P:], ch, P, W)
-		}
-		a.scatter(a.dv, dv, W, z, 1)
 	}
-	dxq := s.buf(hrDx, L*dh)
-	a.hrfFeaturesBackward(s, dxq, xq, qpos, qtrig, dqp, dqt)
+	for l := 0; l < L; l++ {
+		rq, rk := dphq[l*F:(l+1)*F], dphk[l*F:(l+1)*F]
+		cl := c[l*P : (l+1)*P]
+		contract(dqp[l*M2:(l+1)*M2], rq[:M2*P], qa[l*P:(l+1)*P])
+		contract(dqt[l*M2:(l+1)*M2], rq[M2*P:], qb[l*P:(l+1)*P])
+		contract(dkp[l*M2:(l+1)*M2], rk[:M2*P], cl)
+		contract(dkt[l*M2:(l+1)*M2], rk[M2*P:], cl)
+	}
+	a.scatter(a.dv, dv1, W, z, 1)
+	dx := s.buf(hrDx, L*dh)
 	sc := T(math.Pow(float64(dh), -0.25))
-	a.scatter(a.dq, dxq, dh, z, sc)
-	a.hrfFeaturesBackward(s, dxq, xk, kpos, ktrig, dkp, dkt)
-	a.scatter(a.dk, dxq, dh, z, sc)
+	a.hrfFeaturesBackward(s, dx, xq, qpos, qtrig, dqp, dqt)
+	a.scatter(a.dq, dx, dh, z, sc)
+	a.hrfFeaturesBackward(s, dx, xk, kpos, ktrig, dkp, dkt)
+	a.scatter(a.dk, dx, dh, z, sc)
 }
