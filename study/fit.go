@@ -1,11 +1,14 @@
 package study
 
 import (
+	"bufio"
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 	"time"
 
@@ -31,10 +34,15 @@ type FitConfig struct {
 	// Train is the training set held in memory.
 	Train *data.Dataset
 	// Stream, used when Train is nil, opens passes over training rows
-	// that are streamed (model.FitStream); Names are their feature column
-	// names. StreamCSV makes both for a CSV file.
-	Stream model.Opener
-	Names  []string
+	// that are streamed (model.FitStreamColumns); Names are their feature
+	// column names, Label the name of their target column and
+	// TargetNames those of several target columns, recorded in the model
+	// as model.Fit records a data set's. StreamCSVColumns makes them for
+	// a CSV file.
+	Stream      model.Opener
+	Names       []string
+	Label       string
+	TargetNames []string
 	// Test is the evaluation set; nil evaluates on Train.
 	Test *data.Dataset
 	// GramRows is the number of evaluation rows of the Gram-error
@@ -148,7 +156,7 @@ func Fit(ctx context.Context, cfg FitConfig, progress func(done, total int)) (*F
 	case cfg.Train != nil:
 		m, err = model.Fit(ctx, opt, cfg.Train)
 	case cfg.Stream != nil:
-		m, err = model.FitStream(ctx, opt, cfg.Stream, cfg.Names)
+		m, err = model.FitStreamColumns(ctx, opt, cfg.Stream, model.Columns{Names: cfg.Names, Label: cfg.Label, Targets: cfg.TargetNames})
 	default:
 		err = errors.New("study: no training rows")
 	}
@@ -363,13 +371,35 @@ func ParseTask(s string, d *data.Dataset) (model.Task, error) {
 // StreamCSV returns the opener of passes over the CSV file at path (label
 // column as in opt) for FitConfig.Stream, and its feature column names.
 func StreamCSV(path string, opt data.CSVOptions) (model.Opener, []string, error) {
+	open, cols, err := StreamCSVColumns(path, opt)
+	return open, cols.Names, err
+}
+
+// StreamCSVColumns returns the opener of passes over the CSV file at path
+// (label, weight and target columns as in opt) for FitConfig.Stream, and
+// the names of its columns: the features', the label's (opt.Label, the
+// one name of opt.Targets, or the last column of the header, as
+// data.Open names it) and the targets' (opt.Targets, when several).
+func StreamCSVColumns(path string, opt data.CSVOptions) (model.Opener, model.Columns, error) {
 	f, err := data.OpenCSV(path, opt)
 	if err != nil {
-		return nil, nil, err
+		return nil, model.Columns{}, err
 	}
-	names := f.Names()
+	cols := model.Columns{Names: f.Names()}
 	if err := f.Close(); err != nil {
-		return nil, nil, err
+		return nil, model.Columns{}, err
+	}
+	switch {
+	case len(opt.Targets) > 1:
+		cols.Targets = opt.Targets
+	case len(opt.Targets) == 1:
+		cols.Label = opt.Targets[0]
+	case opt.Label != "":
+		cols.Label = opt.Label
+	case !opt.NoLabel:
+		if cols.Label, err = lastColumn(path); err != nil {
+			return nil, model.Columns{}, err
+		}
 	}
 	open := func() (model.Batches, func() error, error) {
 		f, err := data.OpenCSV(path, opt)
@@ -378,5 +408,28 @@ func StreamCSV(path string, opt data.CSVOptions) (model.Opener, []string, error)
 		}
 		return f, f.Close, nil
 	}
-	return open, names, nil
+	return open, cols, nil
+}
+
+// lastColumn returns the name of the last column of the header of the CSV
+// file at path (spaces around it trimmed, a byte-order mark skipped), the
+// default label of data.CSVOptions.
+func lastColumn(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	r := csv.NewReader(bufio.NewReader(f))
+	r.TrimLeadingSpace = true
+	header, err := r.Read()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || len(header) == 0 {
+		return "", fmt.Errorf("%s: CSV header: %v", path, err)
+	}
+	if len(header) == 1 {
+		header[0] = strings.TrimPrefix(header[0], "\ufeff")
+	}
+	return strings.TrimSpace(header[len(header)-1]), nil
 }

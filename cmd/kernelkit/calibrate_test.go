@@ -15,8 +15,8 @@ import (
 // probabilities lie in [0, 1] and sum to one (to 1e-14: the CSV holds
 // round-trip floats), the prediction is the argmax of the scores, and the
 // labelled rows' log-loss and ECE go to standard error. An uncalibrated
-// model writes no probabilities; streamed and regression fits refuse
-// --calibrate.
+// model writes no probabilities; a streamed fit calibrates too (a third
+// pass over the rows), and a regression refuses --calibrate.
 func TestCalibrate(t *testing.T) {
 	dir := t.TempDir()
 	train := letterCSV(t, dir, "train.csv", 0, 3000)
@@ -106,9 +106,11 @@ func TestCalibrate(t *testing.T) {
 	if err != nil || strings.Contains(out, "prob") || strings.Contains(stderr, "log-loss") {
 		t.Errorf("uncalibrated model: %v; header %q, standard error %q", err, strings.SplitN(out, "\n", 2)[0], stderr)
 	}
-	if _, err := run(t, "fit", "--train", train, "--test", test, "--stream", "--calibrate", "--features", "16"); err == nil ||
-		!strings.Contains(err.Error(), "calibration needs the rows in memory") {
+	streamed := filepath.Join(dir, "streamed.kk")
+	if _, err := run(t, "fit", "--train", train, "--test", test, "--stream", "--calibrate", "--features", "16", "--model", streamed); err != nil {
 		t.Errorf("fit --stream --calibrate: %v", err)
+	} else if m := loadModel(t, streamed); m.Calibration == nil {
+		t.Error("fit --stream --calibrate wrote a model without a calibration")
 	}
 	if _, err := run(t, "fit", "--train", train, "--task", "regression", "--calibrate", "--features", "16"); err == nil ||
 		!strings.Contains(err.Error(), "calibration is for classification") {

@@ -214,9 +214,9 @@ func (o *fitOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.sel, "select", "", "choose λ from a grid: gcv or kfold")
 	fl.IntVar(&o.folds, "folds", 5, "folds for --select kfold")
 	fl.BoolVar(&o.noStd, "no-standardize", false, "do not standardise features")
-	fl.BoolVar(&o.stream, "stream", false, "read the training CSV in two streaming passes (memory independent of the row count)")
+	fl.BoolVar(&o.stream, "stream", false, "read the training CSV in streaming passes (two, three with --calibrate; memory independent of the row count, but for the out-of-fold scores of --calibrate), giving the model file of the in-memory fit byte for byte")
 	fl.BoolVar(&o.exact, "exact", false, "fit exact kernel ridge (dual Cholesky solve, O(n³) time, n² memory; at most 32768 training rows) instead of random features")
-	fl.BoolVar(&o.calibrate, "calibrate", false, "fit Platt sigmoids on out-of-fold scores (--folds folds, stratified by class: each class needs at least that many rows of positive weight) so that predict --scores also writes class probabilities (classification, in-memory fits)")
+	fl.BoolVar(&o.calibrate, "calibrate", false, "fit Platt sigmoids on out-of-fold scores (--folds folds, stratified by class: each class needs at least that many rows of positive weight) so that predict --scores also writes class probabilities (classification; with --stream a third pass over the training rows)")
 	o.feat.scaleOK = true
 	onceVar(fl, &o.weightCol, "weight-column", "", "CSV column of per-row sample weights (finite, ≥ 0; not a feature, and dropped from a --test file)")
 	fl.Var(&o.classWeight, "class-weight", "class weights: balanced (n/(classes·count of the class), scikit-learn's) or class=weight,... by class index (others weigh 1); they multiply the sample weights")
@@ -277,7 +277,9 @@ func (o *fitOptions) run(cmd *cobra.Command) error {
 		if o.test == "" {
 			return errors.New("--stream needs --test (the training rows are not kept in memory)")
 		}
-		cfg.Stream, cfg.Names, err = study.StreamCSV(o.train, data.CSVOptions{Label: o.label, Targets: o.targets, Weight: o.weightCol})
+		var cols model.Columns
+		cfg.Stream, cols, err = study.StreamCSVColumns(o.train, data.CSVOptions{Label: o.label, Targets: o.targets, Weight: o.weightCol})
+		cfg.Names, cfg.Label, cfg.TargetNames = cols.Names, cols.Label, cols.Targets
 	} else if cfg.Train, err = data.Open(o.train, data.OpenOptions{Format: o.format, Label: o.label, Targets: o.targets, Weight: o.weightCol}); err == nil {
 		cfg.Names, label = cfg.Train.Names, cfg.Train.Label
 	}
@@ -320,9 +322,6 @@ func (o *fitOptions) run(cmd *cobra.Command) error {
 	finish()
 	if err != nil {
 		return err
-	}
-	if multi && m.Targets == nil {
-		m.Targets = o.targets // a streamed fit knows the targets by position only
 	}
 	var perTarget []float64
 	if multi {
