@@ -158,6 +158,22 @@ func (a *Attention[T]) coreChunk() int {
 	return a.chunkLen(a.l)
 }
 
+// keyRows returns one past the last key of head z's sequence whose mask
+// entry is not zero (L without a mask): the keys after it are padding,
+// their features zero in FAVOR+ and HRF.
+func (a *Attention[T]) keyRows(z int) int {
+	mask := a.headMask(z)
+	if mask == nil {
+		return a.l
+	}
+	for j := len(mask) - 1; j >= 0; j-- {
+		if mask[j] != 0 {
+			return j + 1
+		}
+	}
+	return 0
+}
+
 // headState returns the saved state of head z.
 func (a *Attention[T]) headState(z int) []T { return a.state[z*a.stride : (z+1)*a.stride] }
 

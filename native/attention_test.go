@@ -127,6 +127,7 @@ func TestAttentionMatchesGoMLX(t *testing.T) {
 		{nn.KindHRF, true, 8, 0, false, "none"},
 		{nn.KindHRF, true, 4, 0, false, "trailing"},
 		{nn.KindHRF, true, 2, 2, false, "none"},
+		{nn.KindHRF, true, 2, 0, false, "trailing"}, // a chunk of padding only
 		{nn.KindHRF, true, 4, 0, true, "trailing"},
 	} {
 		name := fmt.Sprintf("%s causal=%v chunk=%d qknorm=%v frozen=%v mask=%s", tc.kind, tc.causal, tc.chunk, tc.qkNorm, tc.frozen, tc.mask)

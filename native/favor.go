@@ -33,10 +33,13 @@ const (
 // (bidirectional) or the keys s ≤ l (causal), the latter in chunks of c
 // rows (c divides L): inside a chunk a masked c×c product, across chunks
 // the prefix state Σ kf_sᵀ[v_s, 1] of the chunks before. O(L·F·(W + c)).
-func linearCore[T Float](s *headScratch[T], qf, kf, v1, out1 []T, L, F, W int, causal bool, c int) {
+// The key rows from nk on are zero (padding after a sequence's last real
+// token) and are skipped.
+func linearCore[T Float](s *headScratch[T], qf, kf, v1, out1 []T, L, F, W int, causal bool, c, nk int) {
 	st := s.buf(lcSt, F*W)
 	if !causal {
-		gemm(true, false, F, W, L, 1, kf, F, v1, W, 0, st, W)
+		clear(st)
+		gemm(true, false, F, W, nk, 1, kf, F, v1, W, 0, st, W)
 		gemm(false, false, L, W, F, 1, qf, F, st, W, 0, out1, W)
 		return
 	}
@@ -44,6 +47,10 @@ func linearCore[T Float](s *headScratch[T], qf, kf, v1, out1 []T, L, F, W int, c
 	clear(st)
 	for r0 := 0; r0 < L; r0 += c {
 		qc, kc, vc, oc := qf[r0*F:], kf[r0*F:], v1[r0*W:], out1[r0*W:]
+		if r0 >= nk { // no key in the chunk: the state alone
+			gemm(false, false, c, W, F, 1, qc, F, st, W, 0, oc, W)
+			continue
+		}
 		gemm(false, true, c, c, F, 1, qc, F, kc, F, 0, sc, c)
 		trilZero(sc, c)
 		gemm(false, false, c, W, c, 1, sc, c, vc, W, 0, oc, W)
@@ -55,16 +62,20 @@ func linearCore[T Float](s *headScratch[T], qf, kf, v1, out1 []T, L, F, W int, c
 }
 
 // linearCoreBackward sets dqf, dkf (L×F) and dv1 (L×W) to the gradients of
-// qf, kf and v1 for the gradient dout (L×W) of linearCore's out1.
-func linearCoreBackward[T Float](s *headScratch[T], qf, kf, v1, dout, dqf, dkf, dv1 []T, L, F, W int, causal bool, c int) {
+// qf, kf and v1 for the gradient dout (L×W) of linearCore's out1; the rows
+// of dkf and dv1 from nk on (zero keys) are set to zero.
+func linearCoreBackward[T Float](s *headScratch[T], qf, kf, v1, dout, dqf, dkf, dv1 []T, L, F, W int, causal bool, c, nk int) {
 	st := s.buf(lcSt, F*W)
+	clear(dkf[nk*F : L*F])
+	clear(dv1[nk*W : L*W])
 	if !causal {
 		dst := s.buf(lcDst, F*W)
-		gemm(true, false, F, W, L, 1, kf, F, v1, W, 0, st, W)
+		clear(st)
+		gemm(true, false, F, W, nk, 1, kf, F, v1, W, 0, st, W)
 		gemm(true, false, F, W, L, 1, qf, F, dout, W, 0, dst, W)
 		gemm(false, true, L, F, W, 1, dout, W, st, W, 0, dqf, F)
-		gemm(false, true, L, F, W, 1, v1, W, dst, W, 0, dkf, F)
-		gemm(false, false, L, W, F, 1, kf, F, dst, W, 0, dv1, W)
+		gemm(false, true, nk, F, W, 1, v1, W, dst, W, 0, dkf, F)
+		gemm(false, false, nk, W, F, 1, kf, F, dst, W, 0, dv1, W)
 		return
 	}
 	nc := L / c
@@ -75,6 +86,11 @@ func linearCoreBackward[T Float](s *headScratch[T], qf, kf, v1, dout, dqf, dkf, 
 		r0 := n * c
 		qc, kc, vc, doc := qf[r0*F:], kf[r0*F:], v1[r0*W:], dout[r0*W:]
 		dqc, dkc, dvc := dqf[r0*F:], dkf[r0*F:], dv1[r0*W:]
+		gemm(true, false, F, W, c, 1, qc, F, doc, W, 0, dst[n*F*W:(n+1)*F*W], W)
+		if r0 >= nk { // no key in the chunk: the state alone
+			gemm(false, true, c, F, W, 1, doc, W, st, W, 0, dqc, F)
+			continue
+		}
 		gemm(false, true, c, c, F, 1, qc, F, kc, F, 0, sc, c)
 		trilZero(sc, c)
 		gemm(false, true, c, c, W, 1, doc, W, vc, W, 0, ds, c)
@@ -85,7 +101,6 @@ func linearCoreBackward[T Float](s *headScratch[T], qf, kf, v1, dout, dqf, dkf, 
 		}
 		gemm(true, false, c, F, c, 1, ds, c, qc, F, 0, dkc, F)
 		gemm(true, false, c, W, c, 1, sc, c, doc, W, 0, dvc, W)
-		gemm(true, false, F, W, c, 1, qc, F, doc, W, 0, dst[n*F*W:(n+1)*F*W], W)
 		gemm(true, false, F, W, c, 1, kc, F, vc, W, 1, st, W)
 	}
 	// The state before chunk n sums the chunks before it, so chunk a's
@@ -97,6 +112,9 @@ func linearCoreBackward[T Float](s *headScratch[T], qf, kf, v1, dout, dqf, dkf, 
 			g[i] += v
 		}
 		r0 := n * c
+		if r0 >= nk {
+			continue
+		}
 		gemm(false, true, c, F, W, 1, v1[r0*W:], W, g, W, 1, dkf[r0*F:], F)
 		gemm(false, false, c, W, F, 1, kf[r0*F:], F, g, W, 1, dv1[r0*W:], W)
 	}
@@ -213,7 +231,7 @@ func (a *Attention[T]) favorForward(s *headScratch[T], z int) {
 	w := dh + 1
 	_, _, kfm, v1 := a.favorInputs(s, z, true)
 	qf, _, out1 := a.favorParts(z)
-	linearCore(s, qf, kfm, v1, out1, L, m, w, a.causal, a.coreChunk())
+	linearCore(s, qf, kfm, v1, out1, L, m, w, a.causal, a.coreChunk(), a.keyRows(z))
 	o := a.headRange(a.o, z)
 	for l := 0; l < L; l++ {
 		inv := 1 / out1[l*w+dh]
@@ -259,7 +277,7 @@ func (a *Attention[T]) favorBackward(s *headScratch[T], z int) {
 	dout := s.buf(fvDout, L*w)
 	linearOutputGrad(dout, dres, out1, L, dh, favorGuard[T])
 	dqf, dkf, dv1 := s.buf(fvDqf, L*m), s.buf(fvDkf, L*m), s.buf(fvDv1, L*w)
-	linearCoreBackward(s, qf, kfm, v1, dout, dqf, dkf, dv1, L, m, w, a.causal, a.coreChunk())
+	linearCoreBackward(s, qf, kfm, v1, dout, dqf, dkf, dv1, L, m, w, a.causal, a.coreChunk(), a.keyRows(z))
 	dx := s.buf(fvDx, L*dh)
 	sc := T(math.Pow(float64(dh), -0.25))
 	favorFeaturesBackward(dx, dqf, qf, xq, a.Omega.Value, L, dh, m)

@@ -241,7 +241,7 @@ func (a *Attention[T]) hrfForward(s *headScratch[T], z int) {
 		}
 	}
 	phq, phk, v1 := a.hrfExpanded(s, z)
-	linearCore(s, phq, phk, v1, out1, L, F, W, a.causal, a.coreChunk())
+	linearCore(s, phq, phk, v1, out1, L, F, W, a.causal, a.coreChunk(), a.keyRows(z))
 	o := a.headRange(a.o, z)
 	for l := 0; l < L; l++ {
 		g, _ := hrfGuard(out1[l*W+dh])
@@ -264,7 +264,7 @@ func (a *Attention[T]) hrfBackward(s *headScratch[T], z int) {
 	dout := s.buf(hrDout, L*W)
 	linearOutputGrad(dout, a.headRange(a.do, z), out1, L, dh, hrfGuard[T])
 	dphq, dphk, dv1 := s.buf(hrDphq, L*F), s.buf(hrDphk, L*F), s.buf(hrDv1, L*W)
-	linearCoreBackward(s, phq, phk, v1, dout, dphq, dphk, dv1, L, F, W, a.causal, a.coreChunk())
+	linearCoreBackward(s, phq, phk, v1, dout, dphq, dphk, dv1, L, F, W, a.causal, a.coreChunk(), a.keyRows(z))
 	dqp, dqt, dkp, dkt := s.buf(hrDqp, L*M2), s.buf(hrDqt, L*M2), s.buf(hrDkp, L*M2), s.buf(hrDkt, L*M2)
 	contract := func(dst, dph, g []T) { // dst (2M) = Σ_n dph[i·P + n]·g[n]
 		for i := range dst {
