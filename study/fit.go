@@ -124,7 +124,7 @@ func Fit(ctx context.Context, cfg FitConfig, progress func(done, total int)) (*F
 		if cfg.Train != nil {
 			g, err = ScaleGamma(cfg.Train.X, opt.Standardize)
 		} else if cfg.Stream != nil {
-			g, err = ScaleGammaStream(cfg.Stream, opt.Standardize, opt.ChunkRows)
+			g, err = ScaleGammaStream(cfg.Stream, opt.Standardize, GammaBlock)
 		}
 		if err != nil {
 			return nil, nil, err

@@ -95,15 +95,27 @@ func (c *columnMoments) gamma(standardize bool) (float64, error) {
 // variance), after standardisation when standardize is set (each
 // non-constant column then has variance 1, so the result is 1/(number of
 // non-constant columns)); 1 when the variance is zero.
+// The moments are those of blocks of GammaBlock rows merged in block
+// order, as ScaleGammaStream computes them with chunk = GammaBlock, so
+// that an in-memory and a streamed fit get the same γ bit for bit.
 func ScaleGamma(x *mat.Dense, standardize bool) (float64, error) {
 	var c columnMoments
-	if err := c.add(x); err != nil {
-		return 0, err
+	n, d := x.Dims()
+	for lo := 0; lo < n; lo += GammaBlock {
+		if err := c.add(x.Slice(lo, min(lo+GammaBlock, n), 0, d).(*mat.Dense)); err != nil {
+			return 0, err
+		}
 	}
 	return c.gamma(standardize)
 }
 
-// ScaleGammaStream is ScaleGamma over a pass of streamed rows.
+// GammaBlock is the number of rows of the blocks of ScaleGamma's moments.
+const GammaBlock = 16384
+
+// ScaleGammaStream is ScaleGamma over a pass of streamed rows, read in
+// batches of chunk rows (default 2048): with batches of GammaBlock rows
+// (a reader that returns as many rows as asked, but at the end, as
+// data.CSVFile does), ScaleGamma's value bit for bit, else to rounding.
 func ScaleGammaStream(open model.Opener, standardize bool, chunk int) (float64, error) {
 	if chunk <= 0 {
 		chunk = 2048

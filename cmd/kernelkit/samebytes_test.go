@@ -13,8 +13,9 @@ import (
 // a plain fit on 18000 rows of letter (more than one block of the
 // scaler's moments), a weighted one (--weight-column, --class-weight),
 // GCV and k-fold selection, a calibration (a third pass over the stream)
-// and a multi-output regression (--targets). The file records the label
-// or the targets' names either way.
+// a multi-output regression (--targets) and --gamma scale on unscaled
+// rows (whose moments are taken in blocks too). The file records the
+// label or the targets' names either way.
 func TestFitStreamSameBytes(t *testing.T) {
 	dir := t.TempDir()
 	train := letterCSV(t, dir, "train.csv", 0, 18000)
@@ -35,6 +36,7 @@ func TestFitStreamSameBytes(t *testing.T) {
 		{"gcv", train, test, []string{"--select", "gcv"}, `"label":"label"`},
 		{"kfold", weighted, weightedTest, []string{"--select", "kfold", "--folds", "4", "--weight-column", "w"}, `"label":"label"`},
 		{"calibrate", train, test, []string{"--calibrate", "--folds", "3"}, `"calibration":`},
+		{"gamma scale", train, test, []string{"--gamma", "scale", "--no-standardize"}, `"gamma":`},
 		{"targets", multi, multiTest, []string{"--targets", "t1,t2", "--select", "gcv"}, `"targets":["t1","t2"]`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
