@@ -19,10 +19,9 @@ import (
 // affine map.
 //
 // Softmax attention costs O(L²) per head (causal: about half, by row
-// blocks; keys after a sequence's last real token are skipped); FAVOR+
-// and HRF cost O(L) per
-// head and never form an L×L matrix (causal forms: chunks of
-// min(Chunk, L) rows, a chunk×chunk block inside each). Heads run in
+// blocks); FAVOR+ and HRF cost O(L) per head and never form an L×L matrix
+// (causal forms: chunks of min(Chunk, L) rows, a chunk×chunk block inside
+// each). All skip the keys after a sequence's last real token. Heads run in
 // parallel, one (batch, head) pair per work item; the parameter gradients
 // are summed sequence by sequence, merged in sequence order, so results
 // do not depend on scheduling or on the number of cores.
