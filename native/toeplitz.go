@@ -39,7 +39,7 @@ type fftWork struct {
 func newToeplitzFFT[T Float](n, e int) *toeplitzFFT[T] {
 	t := &toeplitzFFT[T]{n: n, e: e, dcoef: make([]T, (2*n-1)*e)}
 	if n <= dftMaxLength {
-		t.plan = newDFTPlan[T](n)
+		t.plan = sharedDFTPlan[T](n)
 	} else {
 		t.spec = make([]complex128, e*(n+1))
 	}

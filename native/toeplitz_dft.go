@@ -2,6 +2,7 @@ package native
 
 import (
 	"math"
+	"sync"
 
 	"github.com/kernelkit/kernelkit/internal/parallel"
 )
@@ -26,6 +27,25 @@ type dftPlan[T Float] struct {
 	g  []T // n×2(n+1): first n samples of the inverse
 	fc []T // 2(n+1)×(2n−1): spectrum of the circulant column of coefficients
 	hc []T // (2n−1)×2(n+1): the inverse at every lag, read as coefficients
+}
+
+// dftPlans caches the plans by length and element type: they are
+// read-only once built, so every layer of every model shares them.
+var dftPlans sync.Map // dftKey → *dftPlan[T]
+
+type dftKey struct {
+	n    int
+	elem string
+}
+
+// sharedDFTPlan returns the cached plan of length n, building it once.
+func sharedDFTPlan[T Float](n int) *dftPlan[T] {
+	key := dftKey{n, dtypeName[T]()}
+	if p, ok := dftPlans.Load(key); ok {
+		return p.(*dftPlan[T])
+	}
+	p, _ := dftPlans.LoadOrStore(key, newDFTPlan[T](n))
+	return p.(*dftPlan[T])
 }
 
 func newDFTPlan[T Float](n int) *dftPlan[T] {
