@@ -143,17 +143,6 @@ func exp32Normal(x float32) float32 {
 	return y * math.Float32frombits(uint32(n+127)<<23)
 }
 
-// expT returns eˣ as a T: by exp32 for float32 (the training type, where
-// exponentials dominate the attention kernels' scalar work), by math.Exp
-// for float64 (the gradient tests).
-func expT[T Float](x float64) T {
-	var z T
-	if unsafe.Sizeof(z) == 4 {
-		return T(exp32(float32(x)))
-	}
-	return T(math.Exp(x))
-}
-
 // expSlice replaces every element of x by its exponential (exp32 for
 // float32, math.Exp for float64).
 func expSlice[T Float](x []T) {

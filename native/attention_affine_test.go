@@ -44,9 +44,6 @@ func TestExp32(t *testing.T) {
 	if v := exp32(float32(math.NaN())); !math.IsNaN(float64(v)) {
 		t.Errorf("exp32(NaN) = %v", v)
 	}
-	if got, want := expT[float64](0.3), math.Exp(0.3); got != want {
-		t.Errorf("expT[float64](0.3) = %v, want math.Exp's %v", got, want)
-	}
 	x64 := []float64{-800, -3, 0.3, 700}
 	expSlice(x64)
 	for i, x := range []float64{-800, -3, 0.3, 700} {
