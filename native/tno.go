@@ -3,6 +3,7 @@ package native
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/kernelkit/kernelkit/internal/parallel"
 	"github.com/kernelkit/kernelkit/nn"
@@ -168,6 +169,33 @@ func fdMatrices(n int, causal bool) (re, im []float64) {
 	return re, im
 }
 
+// fdCache holds fdMatrices converted to T by length, form and element
+// type, shared (read-only) by every FD-TNN layer.
+var fdCache sync.Map // fdKey → [2][]T
+
+type fdKey struct {
+	n      int
+	causal bool
+	elem   string
+}
+
+// sharedFDMatrices returns fdMatrices(n, causal) in T (im nil when
+// causal: the causal form has no imaginary input).
+func sharedFDMatrices[T Float](n int, causal bool) (re, im []T) {
+	key := fdKey{n, causal, dtypeName[T]()}
+	v, ok := fdCache.Load(key)
+	if !ok {
+		r, i := fdMatrices(n, causal)
+		m := [2][]T{toT[T](r), nil}
+		if !causal {
+			m[1] = toT[T](i)
+		}
+		v, _ = fdCache.LoadOrStore(key, m)
+	}
+	m := v.([2][]T)
+	return m[0], m[1]
+}
+
 func toT[T Float](v []float64) []T {
 	out := make([]T, len(v))
 	for i, x := range v {
@@ -202,12 +230,9 @@ func newFDTNO[T Float](cfg *nn.ModelConfig, scope string, e int, trainable bool)
 	if err != nil {
 		return nil, err
 	}
-	re, im := fdMatrices(n, cfg.Causal)
-	t := &fdTNO[T]{n: n, e: e, causal: cfg.Causal, rpe: rpe, in: make([]T, n+1), mr: toT[T](re),
+	mr, mi := sharedFDMatrices[T](n, cfg.Causal)
+	t := &fdTNO[T]{n: n, e: e, causal: cfg.Causal, rpe: rpe, in: make([]T, n+1), mr: mr, mi: mi,
 		coef: make([]T, (2*n-1)*e), dk: make([]T, (n+1)*out), toep: newToeplitzFFT[T](n, e)}
-	if !cfg.Causal {
-		t.mi = toT[T](im)
-	}
 	for m := range t.in {
 		t.in[m] = T(math.Cos(float64(m) * math.Pi / float64(n)))
 	}
