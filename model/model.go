@@ -74,10 +74,14 @@ const (
 // Task is the kind of supervised problem.
 type Task string
 
-// The tasks.
+// The tasks. Auto, for a fit only, decides from the training rows, as
+// `kernelkit fit --task auto` does: classification when every label is
+// an integer from 0 to 999, regression otherwise (or with several target
+// columns). The fitted model records the task decided.
 const (
 	Classification Task = "classification"
 	Regression     Task = "regression"
+	Auto           Task = "auto"
 )
 
 // Options configures Fit.

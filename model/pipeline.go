@@ -197,18 +197,24 @@ func fitRows(ctx context.Context, opt Options, src rowSource, cols Columns) (*Mo
 	if !(opt.Lambda >= 0) || math.IsInf(opt.Lambda, 0) {
 		return nil, fmt.Errorf("model: lambda must be non-negative and finite, got %v", opt.Lambda)
 	}
-	if opt.Task != Classification && opt.Task != Regression {
+	if opt.Task != Classification && opt.Task != Regression && opt.Task != Auto {
 		return nil, fmt.Errorf("model: unknown task %q (want classification or regression)", opt.Task)
 	}
-	if err := opt.checkClassWeights(); err != nil {
+	// With Auto, the options are checked as a classification's first and
+	// again once the census has decided the task.
+	pre := opt
+	if pre.Task == Auto {
+		pre.Task = Classification
+	}
+	if err := pre.checkClassWeights(); err != nil {
 		return nil, err
 	}
-	folds, err := opt.fitFolds()
+	folds, err := pre.fitFolds()
 	if err != nil {
 		return nil, err
 	}
 	// Pass 1: the census.
-	c := &census{task: opt.Task, standardize: opt.Standardize}
+	c := &census{task: opt.Task, standardize: opt.Standardize, classLike: true}
 	err = src.pass(scalerBlock, false, func(b *data.Batch) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -217,6 +223,19 @@ func fitRows(ctx context.Context, opt Options, src rowSource, cols Columns) (*Mo
 	})
 	if err != nil {
 		return nil, err
+	}
+	if opt.Task == Auto {
+		c.task = Regression
+		if c.classLike && !c.multi {
+			c.task = Classification
+		}
+		opt.Task = c.task
+		if err := opt.checkClassWeights(); err != nil {
+			return nil, err
+		}
+		if folds, err = opt.fitFolds(); err != nil {
+			return nil, err
+		}
 	}
 	p, err := c.plan(opt, folds)
 	if err != nil {
@@ -298,6 +317,7 @@ type census struct {
 	multi       bool // the batches have data.Batch.Targets
 	weighted    bool // the batches have weights
 	positive    bool // some sample weight is positive
+	classLike   bool // every label so far is an integer from 0 to 999 (Auto)
 	classes     int  // the largest label + 1 (classification)
 	two         []float64
 	counts      []int // rows of each class
@@ -338,7 +358,15 @@ func (c *census) add(b *data.Batch) error {
 		}
 		c.positive = c.positive || positiveTotal(b.Weights) == nil
 	}
-	if c.task == Classification {
+	if c.task == Auto && c.classLike {
+		for _, v := range b.Y {
+			if v < 0 || v != math.Trunc(v) || v >= 1000 {
+				c.classLike = false
+				break
+			}
+		}
+	}
+	if c.task == Classification || (c.task == Auto && c.classLike && b.Targets == nil) {
 		for i, v := range b.Y {
 			if v < 0 || v != math.Trunc(v) || v >= limits.MaxClasses {
 				return fmt.Errorf("model: label %v is not a class index (row %d; an integer from 0 to %d)", v, c.rows+i, limits.MaxClasses-1)

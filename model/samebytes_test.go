@@ -75,7 +75,8 @@ func firstDiff(a, b []byte) string {
 // whether the reader returns batches of the size asked for (memBatches) or
 // of any size (raggedBatches), for a plain fit, sample and class weights,
 // GCV and k-fold selection, a multi-output regression, a calibration (with
-// and without weights) and float32 statistics. The 20000 rows of letter
+// and without weights), float32 statistics and the task decided from
+// the rows (Auto). The 20000 rows of letter
 // are more than one block of the scaler (scalerBlock), so the scaler's
 // block merges are compared too. The file also records the label, the
 // targets' names and the columns, as Fit's does.
@@ -114,6 +115,9 @@ func TestSameBytes(t *testing.T) {
 		{"calibrate", with(cls, func(o *Options) { o.Calibrate, o.Folds = true, 3 }), letter},
 		{"calibrate weights", with(cls, func(o *Options) { o.Calibrate, o.Select, o.ClassWeights = true, "kfold", map[int]float64{3: 2} }), &weighted},
 		{"float32", with(cls, func(o *Options) { o.Float32, o.Features.Float32 = true, true }), letter},
+		{"auto classification", with(cls, func(o *Options) { o.Task = Auto }), letter},
+		{"auto regression", with(cls, func(o *Options) { o.Task = Auto }), one},
+		{"auto multi-output", with(cls, func(o *Options) { o.Task = Auto }), multi},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			mem, err := Fit(ctx, c.opt, c.ds)
@@ -121,6 +125,9 @@ func TestSameBytes(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := saved(t, mem)
+			if wantTask := map[bool]Task{true: Classification, false: Regression}[c.ds.Targets == nil && c.ds.Label != "t2"]; mem.Task != wantTask {
+				t.Errorf("task %q, want %q", mem.Task, wantTask)
+			}
 			if c.opt.Calibrate && mem.Calibration == nil {
 				t.Fatal("calibrated fit without a calibration")
 			}

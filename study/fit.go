@@ -347,12 +347,13 @@ func (r *FitResult) Text() string {
 // ParseTask returns the task named by s: "classification" (or
 // "classify"), "regression" (or "regress"), or "auto": classification when
 // every label of d is a non-negative integer below 1000, regression
-// otherwise. For streamed rows (d nil) auto means classification.
+// otherwise. For streamed rows (d nil) auto is model.Auto: the fit's
+// first pass decides by the same rule.
 func ParseTask(s string, d *data.Dataset) (model.Task, error) {
 	switch s {
 	case "auto":
 		if d == nil {
-			return model.Classification, nil
+			return model.Auto, nil
 		}
 		for _, y := range d.Y {
 			if y < 0 || y != math.Trunc(y) || y >= 1000 {

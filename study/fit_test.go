@@ -96,7 +96,7 @@ func TestParseTask(t *testing.T) {
 		want model.Task
 	}{
 		{"auto", cls, model.Classification}, {"auto", reg, model.Regression}, {"auto", big, model.Regression},
-		{"auto", nil, model.Classification}, {"classify", reg, model.Classification}, {"regress", cls, model.Regression},
+		{"auto", nil, model.Auto}, {"classify", reg, model.Classification}, {"regress", cls, model.Regression},
 		{"regression", cls, model.Regression}, {"classification", nil, model.Classification}, {"poisson", cls, ""},
 	} {
 		got, err := ParseTask(c.s, c.d)

@@ -13,7 +13,8 @@ import (
 // a plain fit on 18000 rows of letter (more than one block of the
 // scaler's moments), a weighted one (--weight-column, --class-weight),
 // GCV and k-fold selection, a calibration (a third pass over the stream)
-// a multi-output regression (--targets) and --gamma scale on unscaled
+// a multi-output regression (--targets), a regression whose task
+// --task auto decides from the labels, and --gamma scale on unscaled
 // rows (whose moments are taken in blocks too). The file records the
 // label or the targets' names either way.
 func TestFitStreamSameBytes(t *testing.T) {
@@ -37,6 +38,7 @@ func TestFitStreamSameBytes(t *testing.T) {
 		{"kfold", weighted, weightedTest, []string{"--select", "kfold", "--folds", "4", "--weight-column", "w"}, `"label":"label"`},
 		{"calibrate", train, test, []string{"--calibrate", "--folds", "3"}, `"calibration":`},
 		{"gamma scale", train, test, []string{"--gamma", "scale", "--no-standardize"}, `"gamma":`},
+		{"auto regression", multi, multiTest, []string{"--label", "t2"}, `"task":"regression"`},
 		{"targets", multi, multiTest, []string{"--targets", "t1,t2", "--select", "gcv"}, `"targets":["t1","t2"]`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
