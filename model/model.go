@@ -2,6 +2,13 @@
 // standardisation, a random feature map and a ridge model — and stores it
 // in a versioned model file.
 //
+// Fit (rows in memory) and FitStream (rows read again in passes) are one
+// pipeline (pipeline.go): a census of the rows (columns, labels, weights,
+// the scaler's moments), the ridge statistics per fold, and for a
+// calibration the out-of-fold scores, each computed in the same batches
+// in the same order, so that the same rows and options give the same
+// model file, byte for byte, whichever way the rows arrive.
+//
 // # Model file format (version 2)
 //
 // A model file is one JSON object (UTF-8) with the fields
@@ -110,8 +117,9 @@ type Options struct {
 	// (8 GiB) in all; more is an error before they are allocated.
 	Folds int
 	// Calibrate fits Platt sigmoids on out-of-fold decision scores
-	// (classification, Fit only; see Model.Probabilities and the file
-	// calibrate.go): modelled on scikit-learn's
+	// (classification; Fit and FitStream, the latter in a third pass over
+	// the rows; see Model.Probabilities and the files calibrate.go and
+	// pipeline.go): modelled on scikit-learn's
 	// CalibratedClassifierCV(method='sigmoid', ensemble=False) with Folds
 	// folds.
 	Calibrate bool
@@ -132,7 +140,8 @@ type Options struct {
 	// (e.g. one that computes them on a GPU: package device); nil means
 	// kernelkit's CPU accumulator (see Accumulate). Fit and FitStream call
 	// it once, with the fitted map, the number of target columns and the
-	// number of folds.
+	// number of folds. It takes no weights and no calibration (whose
+	// stratified folds it cannot be told): either is an error with it.
 	Accumulator NewStatsAccumulator
 	// SampleWeights, if set, weighs the rows of Fit's training set (one
 	// finite, non-negative weight per row): the fit minimises
@@ -143,8 +152,8 @@ type Options struct {
 	SampleWeights []float64
 	// ClassWeight is "" (no class weights) or "balanced": class c weighs
 	// n/(C·n_c), n the rows, C the number of classes present and n_c the
-	// rows of class c (scikit-learn's class_weight='balanced'; FitStream
-	// counts in its first pass). Classification only.
+	// rows of class c (scikit-learn's class_weight='balanced'; counted in
+	// the fit's first pass). Classification only.
 	ClassWeight string
 	// ClassWeights gives explicit weights by class index (classes it does
 	// not name weigh 1); it excludes ClassWeight. Class weights multiply
@@ -234,8 +243,8 @@ func (opt Options) newMap(d int) (features.Transformer, error) {
 
 // folds returns the number of statistics partitions opt.Select needs: 1,
 // or the k of k-fold cross-validation (default 5). It is the count of a
-// fit that sees each row once (FitStream, a distributed fit), so it
-// refuses Calibrate; Fit counts with fitFolds.
+// fit that sees each row once (a distributed fit), so it refuses
+// Calibrate; Fit and FitStream count with fitFolds.
 func (opt Options) folds() (int, error) {
 	if opt.Calibrate {
 		return 0, errStreamCalibrate
@@ -316,10 +325,11 @@ func SolveStats(opt Options, stats []*linear.Stats) (lin *linear.Model, grid, sc
 }
 
 // StatsFolds returns the number of per-fold statistics that a fit which
-// sees each row once (FitStream, a distributed fit) accumulates for opt:
-// 1, or the folds of k-fold selection (Folds, default 5). Row i goes to
-// fold i mod StatsFolds. Calibrate is refused: its out-of-fold scores need
-// a second pass over rows held in memory (Fit).
+// sees each row once (a distributed fit) accumulates for opt: 1, or the
+// folds of k-fold selection (Folds, default 5). Row i goes to fold
+// i mod StatsFolds. Calibrate is refused: its stratified folds and
+// out-of-fold scores take the census and a third pass of Fit and
+// FitStream (pipeline.go).
 func (opt Options) StatsFolds() (int, error) {
 	return opt.folds()
 }
@@ -368,9 +378,9 @@ func Accumulate(ctx context.Context, t features.Transformer, x, targets *mat.Den
 const statLanes = 2
 
 // accumulator adds the statistics of batches of rows chunk by chunk into
-// its lanes (see Accumulate); FitStream feeds it one batch after another,
-// so its statistics are those of Accumulate on all the rows when the
-// batches are whole numbers of chunks. With f32 set the features of a
+// its lanes (see Accumulate); the fit (pipeline.go) feeds it one batch
+// after another, so its statistics are those of Accumulate on all the
+// rows when the batches are whole numbers of chunks. With f32 set the features of a
 // chunk are computed in single precision and its statistics by
 // linear.Stats.AddFloat32Serial.
 type accumulator struct {

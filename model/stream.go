@@ -68,9 +68,9 @@ func batchOutputs(b *data.Batch, n int, task Task) (int, error) {
 	return 1, nil
 }
 
-// streamBatch is the number of chunks FitStream's second pass reads at a
-// time: a whole number of chunks for each lane of the accumulator, so that
-// every lane has work in every batch.
+// streamBatch is the number of chunks the fit's second and third passes
+// read at a time: a whole number of chunks for each lane of the
+// accumulator, so that every lane has work in every batch.
 const streamBatch = 4 * statLanes
 
 // pass reads every batch of one opening of the rows, in batches of

@@ -25,8 +25,8 @@ import (
 // Class weights (Options.ClassWeight, Options.ClassWeights) multiply the
 // sample weights of the rows of each class, as scikit-learn's
 // class_weight does in RidgeClassifier; they weigh the ridge statistics
-// but not the scaler, which FitStream fits in its first pass, before the
-// class counts of "balanced" are known.
+// but not the scaler, which the fit's first pass (pipeline.go) computes
+// before the class counts of "balanced" are known.
 //
 // A classification needs rows of positive weight (sample weight times
 // class weight) in at least two classes, in Fit as in FitStream: weights
