@@ -205,3 +205,29 @@ func TestGTUAndGLUMatchGoMLX(t *testing.T) {
 		return nn.GLU(x, nn.GLUParams{W1: ps[0], B1: ps[1], W2: ps[2], B2: ps[3], W3: ps[4], B3: ps[5]})
 	})
 }
+
+// TestToeplitzFormsAgree checks the dense-DFT form of the Toeplitz product
+// (even/odd split, every parity of n) against the FFT form, forward and
+// backward, in float64: both are exact transforms whose roundings are a
+// few ulps times log n or n of the largest term.
+func TestToeplitzFormsAgree(t *testing.T) {
+	const B, e = 3, 2
+	for n := 1; n <= 12; n++ {
+		x := randArr(uint64(n), 1, B*n*e).data
+		coef := randArr(uint64(100+n), 1, (2*n-1)*e).data
+		dy := randArr(uint64(200+n), 1, B*n*e).data
+		var ys, dxs, dcs [2][]float64
+		for i, dft := range []bool{true, false} {
+			withToeplitzForm(dft, func() {
+				tp := newToeplitzFFT[float64](n, e)
+				ys[i] = append([]float64(nil), tp.forward(x, B, coef)...)
+				dxs[i] = append([]float64(nil), tp.backward(dy)...)
+				dcs[i] = append([]float64(nil), tp.dcoef...)
+			})
+		}
+		what := fmt.Sprintf("n=%d", n)
+		assertClose(t, what+": y", ys[0], ys[1], 1e-12)
+		assertClose(t, what+": ∂x", dxs[0], dxs[1], 1e-12)
+		assertClose(t, what+": ∂t", dcs[0], dcs[1], 1e-12)
+	}
+}

@@ -26,6 +26,7 @@ type toeplitzFFT[T Float] struct {
 	// spectra, a work buffer and the batch sum S.
 	plan                *dftPlan[T]
 	kd, xd, dyd, wd, sd []T
+	us, vs, pqs         []T // per-sequence scratch of the transforms
 }
 
 // fftWork is one worker's transform and scratch space.

@@ -9,24 +9,35 @@ import (
 
 // dftMaxLength is the longest sequence whose Toeplitz products run as
 // dense real-DFT products through the BLAS instead of FFTs: the transform
-// of a batch of B sequences of e channels is then one (2(n+1)×n)·(n×e)
-// product per sequence, O(n²e) operations against O(n log n·e) for the
-// FFT, but at BLAS speed. Measured (float32, B = 16, e = 128, forward and
-// backward, OpenBLAS on 2 cores, load average 7): 41 against 172 ms at
-// n = 256, 172 against 349 ms at n = 512, 595 against 708 ms at n =
-// 1024; beyond that the FFT's n log n wins. A variable so that the tests
-// can run both forms.
+// of a batch of B sequences of e channels is then two ((n+1)×(n/2+1))·
+// ((n/2+1)×e) products per sequence, O(n²e) operations against
+// O(n log n·e) for the FFT, but at BLAS speed. Measured (float32, B = 16,
+// e = 128, forward and backward, OpenBLAS on 2 cores, load average 7,
+// before the even/odd split below halved the products): 41 against
+// 172 ms at n = 256, 172 against 349 ms at n = 512, 595 against 708 ms at
+// n = 1024; beyond that the FFT's n log n wins. A variable so that the
+// tests can run both forms.
 var dftMaxLength = 1024
 
 // dftPlan holds the real-DFT matrices of the circulant embedding of size
-// 2n: spectra are stored as 2(n+1) rows (real parts of bins 0…n, then
-// imaginary parts), one column per channel.
+// 2n, split by the symmetry of the sequence positions j ↔ n − j (one
+// radix-2 step: cos(πm(n−j)/n) = (−1)^m cos(πmj/n), sin(πm(n−j)/n) =
+// −(−1)^m sin(πmj/n)), which halves the products. A spectrum (bins m =
+// 0…n) is stored as 2(n+1) rows of e channels in two blocks: block 1
+// holds the real parts of the even bins then the imaginary parts of the
+// odd bins, which depend on the sums U = (x₀, x_j + x_{n−j}, x_{n/2}) only;
+// block 2 holds the real parts of the odd bins and the imaginary parts of
+// the even bins, which depend on the differences V = (x₀, x_j − x_{n−j}),
+// j = 1…h, h = ⌊(n−1)/2⌋. reRow and imRow give each bin's rows.
 type dftPlan[T Float] struct {
-	n  int
-	f  []T // 2(n+1)×n: spectrum of a zero-padded sequence
-	g  []T // n×2(n+1): first n samples of the inverse
-	fc []T // 2(n+1)×(2n−1): spectrum of the circulant column of coefficients
-	hc []T // (2n−1)×2(n+1): the inverse at every lag, read as coefficients
+	n, h       int
+	nu, nv, np int   // rows of U (⌊n/2⌋+1), of V (h+1), of the half outputs (⌊n/2⌋+1)
+	a1, a2     []T   // (n+1)×nu, (n+1)×nv: the two blocks of the spectrum from U and V
+	g1, g2     []T   // np×(n+1): the two halves of the inverse, P = g1·block 1, Q = g2·block 2
+	fc         []T   // 2(n+1)×(2n−1): spectrum of the circulant column of coefficients
+	hc         []T   // (2n−1)×2(n+1): the inverse at every lag, read as coefficients
+	reRow      []int // row of bin m's real part
+	imRow      []int // row of bin m's imaginary part
 }
 
 // dftPlans caches the plans by length and element type: they are
@@ -50,44 +61,151 @@ func sharedDFTPlan[T Float](n int) *dftPlan[T] {
 
 func newDFTPlan[T Float](n int) *dftPlan[T] {
 	w := 2 * (n + 1)
-	p := &dftPlan[T]{n: n, f: make([]T, w*n), g: make([]T, n*w), fc: make([]T, w*(2*n-1)), hc: make([]T, (2*n-1)*w)}
+	h := (n - 1) / 2
+	ne := n/2 + 1 // even bins in 0…n
+	no := n + 1 - ne
+	p := &dftPlan[T]{n: n, h: h, nu: n/2 + 1, nv: h + 1, np: n/2 + 1,
+		fc: make([]T, w*(2*n-1)), hc: make([]T, (2*n-1)*w), reRow: make([]int, n+1), imRow: make([]int, n+1)}
+	for m := 0; m <= n; m++ {
+		if m%2 == 0 {
+			p.reRow[m] = m / 2
+			p.imRow[m] = n + 1 + no + m/2
+		} else {
+			p.reRow[m] = n + 1 + (m-1)/2
+			p.imRow[m] = ne + (m-1)/2
+		}
+	}
+	p.a1 = make([]T, (n+1)*p.nu)
+	p.a2 = make([]T, (n+1)*p.nv)
+	p.g1 = make([]T, p.np*(n+1))
+	p.g2 = make([]T, p.np*(n+1))
 	inv := 1 / float64(2*n)
-	// cos and sin of πmt/n for the integer mt mod 2n (exact symmetries).
+	// cos and sin of πk/n for the integer k mod 2n (exact symmetries).
 	cs := make([]float64, 2*n)
 	sn := make([]float64, 2*n)
 	for k := range cs {
 		cs[k] = math.Cos(math.Pi * float64(k) / float64(n))
 		sn[k] = math.Sin(math.Pi * float64(k) / float64(n))
 	}
-	weight := func(m int) float64 {
+	// Weights of the inverse: real parts w_m, imaginary parts 2/(2n) for
+	// 0 < m < n (the imaginary parts of bins 0 and n are ignored).
+	wre := func(m int) float64 {
 		if m == 0 || m == n {
 			return inv
 		}
 		return 2 * inv
 	}
+	wim := func(m int) float64 {
+		if m == 0 || m == n {
+			return 0
+		}
+		return 2 * inv
+	}
 	for m := 0; m <= n; m++ {
-		for j := 0; j < n; j++ {
-			a := (m * j) % (2 * n)
-			p.f[m*n+j] = T(cs[a])
-			p.f[(n+1+m)*n+j] = T(-sn[a])
-			p.g[j*w+m] = T(weight(m) * cs[a])
-			if m > 0 && m < n {
-				p.g[j*w+n+1+m] = T(-2 * inv * sn[a])
+		// Forward: block 1 rows from U, block 2 rows from V.
+		re, im := p.reRow[m], p.imRow[m]
+		var rowU, rowV []T
+		if m%2 == 0 {
+			rowU = p.a1[re*p.nu : (re+1)*p.nu]         // real part, even bin
+			rowV = p.a2[(im-(n+1))*p.nv : (im-n)*p.nv] // imaginary part, even bin
+			rowU[0] = 1                                // x₀
+			for j := 1; j <= h; j++ {
+				rowU[j] = T(cs[(m*j)%(2*n)])
+				rowV[j] = T(-sn[(m*j)%(2*n)])
+			}
+			if n%2 == 0 {
+				rowU[p.nu-1] = T(cs[(m*n/2)%(2*n)])
+			}
+		} else {
+			rowV = p.a2[(re-(n+1))*p.nv : (re-n)*p.nv] // real part, odd bin
+			rowU = p.a1[im*p.nu : (im+1)*p.nu]         // imaginary part, odd bin
+			rowV[0] = 1
+			for j := 1; j <= h; j++ {
+				rowV[j] = T(cs[(m*j)%(2*n)])
+				rowU[j] = T(-sn[(m*j)%(2*n)])
+			}
+			if n%2 == 0 {
+				rowU[p.nu-1] = T(-sn[(m*n/2)%(2*n)])
 			}
 		}
-		for k := -(n - 1); k < n; k++ {
-			t := (k + 2*n) % (2 * n)
-			a := (m * t) % (2 * n)
-			r := k + n - 1
-			p.fc[m*(2*n-1)+r] = T(cs[a])
-			p.fc[(n+1+m)*(2*n-1)+r] = T(-sn[a])
-			p.hc[r*w+m] = T(weight(m) * cs[a])
-			if m > 0 && m < n {
-				p.hc[r*w+n+1+m] = T(-2 * inv * sn[a])
+		// Inverse halves: P_j gathers the terms that keep their sign under
+		// j → n − j (block 1), Q_j those that change it (block 2).
+		for j := 0; j < p.np; j++ {
+			a := (m * j) % (2 * n)
+			if m%2 == 0 {
+				p.g1[j*(n+1)+re] = T(wre(m) * cs[a])
+				p.g2[j*(n+1)+im-(n+1)] = T(-wim(m) * sn[a])
+			} else {
+				p.g2[j*(n+1)+re-(n+1)] = T(wre(m) * cs[a])
+				p.g1[j*(n+1)+im] = T(-wim(m) * sn[a])
 			}
+		}
+		// Coefficients (lags k = −(n−1)…n−1, lag t = k mod 2n) to spectrum
+		// and back.
+		for k := -(n - 1); k < n; k++ {
+			a := (m * ((k + 2*n) % (2 * n))) % (2 * n)
+			r := k + n - 1
+			p.fc[re*(2*n-1)+r] = T(cs[a])
+			p.fc[im*(2*n-1)+r] = T(-sn[a])
+			p.hc[r*w+re] = T(wre(m) * cs[a])
+			p.hc[r*w+im] = T(-wim(m) * sn[a])
 		}
 	}
 	return p
+}
+
+// transform sets spec (2(n+1)×e) to the spectrum of the zero-padded
+// sequence x (n×e), using u and v (nu×e, nv×e) as scratch.
+func (p *dftPlan[T]) transform(spec, x, u, v []T, e int) {
+	n, h := p.n, p.h
+	copy(u[:e], x[:e])
+	copy(v[:e], x[:e])
+	for j := 1; j <= h; j++ {
+		a, b := x[j*e:(j+1)*e], x[(n-j)*e:(n-j+1)*e]
+		us, vs := u[j*e:(j+1)*e], v[j*e:(j+1)*e]
+		for c := range a {
+			us[c] = a[c] + b[c]
+			vs[c] = a[c] - b[c]
+		}
+	}
+	if n%2 == 0 && n > 0 {
+		copy(u[(p.nu-1)*e:p.nu*e], x[(n/2)*e:(n/2+1)*e])
+	}
+	gemm(false, false, n+1, e, p.nu, 1, p.a1, p.nu, u, e, 0, spec, e)
+	gemm(false, false, n+1, e, p.nv, 1, p.a2, p.nv, v, e, 0, spec[(n+1)*e:], e)
+}
+
+// inverse sets y (n×e) to the first n samples of the inverse transform of
+// spec, using pq (2·np×e) as scratch.
+func (p *dftPlan[T]) inverse(y, spec, pq []T, e int) {
+	n, h, np := p.n, p.h, p.np
+	pp, qq := pq[:np*e], pq[np*e:2*np*e]
+	gemm(false, false, np, e, n+1, 1, p.g1, n+1, spec, e, 0, pp, e)
+	gemm(false, false, np, e, n+1, 1, p.g2, n+1, spec[(n+1)*e:], e, 0, qq, e)
+	for j := 0; j < np; j++ {
+		a, b := pp[j*e:(j+1)*e], qq[j*e:(j+1)*e]
+		out := y[j*e : (j+1)*e]
+		for c := range a {
+			out[c] = a[c] + b[c]
+		}
+		if j >= 1 && j <= h {
+			out := y[(n-j)*e : (n-j+1)*e]
+			for c := range a {
+				out[c] = a[c] - b[c]
+			}
+		}
+	}
+}
+
+// dftScratch returns per-sequence scratch of the transforms for batch
+// sequences.
+func (t *toeplitzFFT[T]) dftScratch(batch int) (u, v, pq []T) {
+	p := t.plan
+	e := t.e
+	t.us = grow(t.us, batch*p.nu*e)
+	t.vs = grow(t.vs, batch*p.nv*e)
+	t.pqs = grow(t.pqs, batch*2*p.np*e)
+	return t.us, t.vs, t.pqs
 }
 
 // dftForward is toeplitzFFT.forward by dense DFT products.
@@ -99,13 +217,14 @@ func (t *toeplitzFFT[T]) dftForward(x []T, batch int, coef []T) []T {
 	t.xd = grow(t.xd, batch*w*e)
 	t.wd = grow(t.wd, batch*w*e)
 	t.y = grow(t.y, batch*n*e)
+	u, v, pq := t.dftScratch(batch)
 	parallel.Chunks(batch, 1, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			xs := t.xd[b*w*e : (b+1)*w*e]
 			ys := t.wd[b*w*e : (b+1)*w*e]
-			gemm(false, false, w, e, n, 1, p.f, n, x[b*n*e:], e, 0, xs, e)
-			cmul(ys, xs, t.kd, n, e, false)
-			gemm(false, false, n, e, w, 1, p.g, w, ys, e, 0, t.y[b*n*e:], e)
+			p.transform(xs, x[b*n*e:(b+1)*n*e], u[b*p.nu*e:], v[b*p.nv*e:], e)
+			cmul(ys, xs, t.kd, p, e, false)
+			p.inverse(t.y[b*n*e:(b+1)*n*e], ys, pq[b*2*p.np*e:], e)
 		}
 	})
 	return t.y
@@ -117,27 +236,29 @@ func (t *toeplitzFFT[T]) dftBackward(dy []T) []T {
 	w := 2 * (n + 1)
 	t.dx = grow(t.dx, batch*n*e)
 	t.dyd = grow(t.dyd, batch*w*e)
+	u, v, pq := t.dftScratch(batch)
 	parallel.Chunks(batch, 1, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			ds := t.dyd[b*w*e : (b+1)*w*e]
 			ps := t.wd[b*w*e : (b+1)*w*e]
-			gemm(false, false, w, e, n, 1, p.f, n, dy[b*n*e:], e, 0, ds, e)
-			cmul(ps, ds, t.kd, n, e, true)
-			gemm(false, false, n, e, w, 1, p.g, w, ps, e, 0, t.dx[b*n*e:], e)
+			p.transform(ds, dy[b*n*e:(b+1)*n*e], u[b*p.nu*e:], v[b*p.nv*e:], e)
+			cmul(ps, ds, t.kd, p, e, true)
+			p.inverse(t.dx[b*n*e:(b+1)*n*e], ps, pq[b*2*p.np*e:], e)
 		}
 	})
 	// S = Σ_b DY_b ⊙ conj(X_b), summed over b in order for every bin.
 	t.sd = grow(t.sd, w*e)
 	parallel.Chunks(n+1, 16, func(_, lo, hi int) {
 		for m := lo; m < hi; m++ {
-			sr := t.sd[m*e : (m+1)*e]
-			si := t.sd[(n+1+m)*e : (n+2+m)*e]
+			re, im := p.reRow[m], p.imRow[m]
+			sr := t.sd[re*e : (re+1)*e]
+			si := t.sd[im*e : (im+1)*e]
 			clear(sr)
 			clear(si)
 			for b := 0; b < batch; b++ {
 				base := b * w * e
-				dr, di := t.dyd[base+m*e:base+(m+1)*e], t.dyd[base+(n+1+m)*e:base+(n+2+m)*e]
-				xr, xi := t.xd[base+m*e:base+(m+1)*e], t.xd[base+(n+1+m)*e:base+(n+2+m)*e]
+				dr, di := t.dyd[base+re*e:base+(re+1)*e], t.dyd[base+im*e:base+(im+1)*e]
+				xr, xi := t.xd[base+re*e:base+(re+1)*e], t.xd[base+im*e:base+(im+1)*e]
 				for c := range sr {
 					sr[c] += dr[c]*xr[c] + di[c]*xi[c]
 					si[c] += di[c]*xr[c] - dr[c]*xi[c]
@@ -149,13 +270,14 @@ func (t *toeplitzFFT[T]) dftBackward(dy []T) []T {
 	return t.dx
 }
 
-// cmul sets out = a ⊙ k (or a ⊙ conj(k)) for spectra stored as real rows
-// 0…n then imaginary rows, e columns.
-func cmul[T Float](out, a, k []T, n, e int, conjugate bool) {
-	for m := 0; m <= n; m++ {
-		ar, ai := a[m*e:(m+1)*e], a[(n+1+m)*e:(n+2+m)*e]
-		kr, ki := k[m*e:(m+1)*e], k[(n+1+m)*e:(n+2+m)*e]
-		or, oi := out[m*e:(m+1)*e], out[(n+1+m)*e:(n+2+m)*e]
+// cmul sets out = a ⊙ k (or a ⊙ conj(k)) for spectra in the plan's row
+// layout, e columns.
+func cmul[T Float](out, a, k []T, p *dftPlan[T], e int, conjugate bool) {
+	for m := 0; m <= p.n; m++ {
+		re, im := p.reRow[m], p.imRow[m]
+		ar, ai := a[re*e:(re+1)*e], a[im*e:(im+1)*e]
+		kr, ki := k[re*e:(re+1)*e], k[im*e:(im+1)*e]
+		or, oi := out[re*e:(re+1)*e], out[im*e:(im+1)*e]
 		if conjugate {
 			for c := range ar {
 				or[c] = ar[c]*kr[c] + ai[c]*ki[c]
