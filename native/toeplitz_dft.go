@@ -12,11 +12,10 @@ import (
 // of a batch of B sequences of e channels is then two ((n+1)×(n/2+1))·
 // ((n/2+1)×e) products per sequence, O(n²e) operations against
 // O(n log n·e) for the FFT, but at BLAS speed. Measured (float32, B = 16,
-// e = 128, forward and backward, OpenBLAS on 2 cores, load average 7,
-// before the even/odd split below halved the products): 41 against
-// 172 ms at n = 256, 172 against 349 ms at n = 512, 595 against 708 ms at
-// n = 1024; beyond that the FFT's n log n wins. A variable so that the
-// tests can run both forms.
+// e = 128, forward and backward, OpenBLAS on 2 cores, load average 2-4):
+// 34 against 203 ms at n = 256, 119 against 452 ms at n = 512, 427
+// against 844 ms at n = 1024, 1377 against 1155 ms at n = 2048. A
+// variable so that the tests can run both forms.
 var dftMaxLength = 1024
 
 // dftPlan holds the real-DFT matrices of the circulant embedding of size
