@@ -625,3 +625,18 @@ func (m *Model) calibrate(ctx context.Context, src rowSource, batch int, p *fitP
 	m.Calibration = cal
 	return nil
 }
+
+// twoLabels returns an error when every training label is the same value:
+// such a file has nothing to separate, and a "model" of it would predict
+// that label whatever the input.
+func twoLabels(y []float64) error {
+	for _, v := range y {
+		if v != y[0] {
+			return nil
+		}
+	}
+	if len(y) == 0 {
+		return errors.New("model: no training labels")
+	}
+	return fmt.Errorf("model: every training label is %v; classification needs at least 2 distinct labels", y[0])
+}

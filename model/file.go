@@ -1,0 +1,245 @@
+package model
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"unicode/utf8"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/kernelkit/kernelkit/calibrate"
+	"github.com/kernelkit/kernelkit/catalog"
+	"github.com/kernelkit/kernelkit/data"
+	"github.com/kernelkit/kernelkit/features"
+	"github.com/kernelkit/kernelkit/internal/limits"
+	"github.com/kernelkit/kernelkit/linear"
+)
+
+// FormatName and Version identify model files.
+const (
+	FormatName = "kernelkit-model"
+	Version    = 2
+)
+
+type file struct {
+	Format    string          `json:"format"`
+	Version   int             `json:"version"`
+	Task      Task            `json:"task"`
+	Classes   int             `json:"classes"`
+	Columns   []string        `json:"columns,omitempty"`
+	Label     string          `json:"label,omitempty"`
+	Scaler    *data.Scaler    `json:"scaler"`
+	MapKind   string          `json:"map_kind,omitempty"`
+	Features  json.RawMessage `json:"features"`
+	Lambda    float64         `json:"lambda"`
+	Jitter    float64         `json:"jitter"`
+	Weights   []float64       `json:"weights"`
+	Intercept []float64       `json:"intercept"`
+	// Outputs and Targets are optional (multi-output regression): the
+	// number of target columns (absent: 1) and their names.
+	Outputs int      `json:"outputs,omitempty"`
+	Targets []string `json:"targets,omitempty"`
+	// Calibration is optional (classification models fitted with
+	// Options.Calibrate).
+	Calibration *calibrate.Platt `json:"calibration,omitempty"`
+}
+
+// Save writes the model in the current format (version 2). The feature map
+// must implement features.Encoder.
+func (m *Model) Save(w io.Writer) error {
+	kind, spec, err := features.Encode(m.Map)
+	if err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	f := file{Format: FormatName, Version: Version, Task: m.Task, Classes: m.Classes,
+		Columns: m.Columns, Label: m.Label, Scaler: m.Scaler, MapKind: kind, Features: spec,
+		Lambda: m.Linear.Lambda, Jitter: m.Linear.Jitter,
+		Weights: m.Linear.W.RawMatrix().Data, Intercept: m.Linear.B, Calibration: m.Calibration}
+	if _, k := m.Linear.W.Dims(); m.Task == Regression && k > 1 {
+		f.Outputs, f.Targets = k, m.Targets
+	}
+	enc := json.NewEncoder(w)
+	return enc.Encode(&f)
+}
+
+// Load reads a model file (version 1 or 2), validating its format,
+// version, every dimension and size, and that nothing but white space
+// follows the JSON object. The feature map is decoded by the registry of
+// package catalog.
+//
+// The limits of package internal/limits apply: input and feature
+// dimensions at most 2²⁴, at most 2²⁰ classes, and the weight matrix
+// (features × classes) and the stored projection at most 2³⁰ values each,
+// so that a model that loads can predict without an overflow.
+func Load(r io.Reader) (*Model, error) {
+	return LoadWith(r, catalog.Default())
+}
+
+// LoadWith is Load with a caller's registry of map decoders.
+func LoadWith(r io.Reader, reg *features.Registry) (*Model, error) {
+	m, err := load(r, reg)
+	if err != nil {
+		return nil, clipError(err)
+	}
+	return m, nil
+}
+
+// maxErrorBytes bounds the length of a Load error message: JSON errors can
+// quote a literal of the file (a number of any length).
+const maxErrorBytes = 200
+
+// clippedError is an error whose message is cut to maxErrorBytes; it
+// unwraps to the original.
+type clippedError struct {
+	msg string
+	err error
+}
+
+func (e *clippedError) Error() string { return e.msg }
+
+func (e *clippedError) Unwrap() error { return e.err }
+
+// clipError returns err with its message cut to maxErrorBytes (on a rune
+// boundary), or err itself if it is short enough.
+func clipError(err error) error {
+	msg := err.Error()
+	if len(msg) <= maxErrorBytes {
+		return err
+	}
+	cut := maxErrorBytes - len("…")
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return &clippedError{msg: msg[:cut] + "…", err: err}
+}
+
+// trailing returns an error if anything but JSON white space follows the
+// value dec has decoded from r.
+func trailing(dec *json.Decoder, r io.Reader) error {
+	rest := io.MultiReader(dec.Buffered(), r)
+	off := dec.InputOffset()
+	var buf [4096]byte
+	for {
+		n, err := rest.Read(buf[:])
+		for i, c := range buf[:n] {
+			switch c {
+			case ' ', '\t', '\r', '\n':
+				continue
+			}
+			return fmt.Errorf("model: unexpected data after the model object at byte %d", off+int64(i))
+		}
+		off += int64(n)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("model: reading after the model object: %w", err)
+		}
+	}
+}
+
+func load(r io.Reader, reg *features.Registry) (*Model, error) {
+	var f file
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&f); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, errors.New("model: file is empty or truncated")
+		}
+		return nil, fmt.Errorf("model: not a kernelkit model file: %w", err)
+	}
+	if err := trailing(dec, r); err != nil {
+		return nil, err
+	}
+	if f.Format != FormatName {
+		return nil, fmt.Errorf("model: not a kernelkit model file (format %.40q)", f.Format)
+	}
+	if f.Version != 1 && f.Version != Version {
+		return nil, fmt.Errorf("model: file format version %d, this kernelkit reads versions 1 and %d", f.Version, Version)
+	}
+	kind := f.MapKind
+	if f.Version == 1 {
+		if kind != "" {
+			return nil, errors.New("model: version-1 file with a map_kind field")
+		}
+		kind = features.SpecKind
+	}
+	if kind == "" {
+		return nil, errors.New("model: file has no map_kind")
+	}
+	if len(f.Features) == 0 {
+		return nil, errors.New("model: file has no feature map")
+	}
+	k := 1
+	switch f.Task {
+	case Classification:
+		if f.Classes < 2 || f.Classes > limits.MaxClasses {
+			return nil, fmt.Errorf("model: classification model with %d classes (want 2 to %d)", f.Classes, limits.MaxClasses)
+		}
+		k = f.Classes
+	case Regression:
+		if f.Classes != 0 {
+			return nil, fmt.Errorf("model: regression model with %d classes (want 0)", f.Classes)
+		}
+		if f.Outputs < 0 || f.Outputs > limits.MaxClasses {
+			return nil, fmt.Errorf("model: regression model with %d outputs (want 1 to %d)", f.Outputs, limits.MaxClasses)
+		}
+		k = max(f.Outputs, 1)
+		if f.Targets != nil && len(f.Targets) != k {
+			return nil, fmt.Errorf("model: %d target names for %d outputs", len(f.Targets), k)
+		}
+	default:
+		return nil, fmt.Errorf("model: unknown task %.40q", f.Task)
+	}
+	if f.Task != Regression && (f.Outputs != 0 || f.Targets != nil) {
+		return nil, errors.New("model: outputs and targets are fields of regression models")
+	}
+	mp, err := reg.Decode(kind, f.Features)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	dim, in := mp.Dim(), mp.InputDim()
+	if err := limits.Dim("model: feature dimension", dim); err != nil {
+		return nil, err
+	}
+	if err := limits.Dim("model: input dimension", in); err != nil {
+		return nil, err
+	}
+	nw, err := limits.Matrix("model: weight matrix", dim, k)
+	if err != nil {
+		return nil, err
+	}
+	if len(f.Weights) != nw || len(f.Intercept) != k {
+		return nil, fmt.Errorf("model: weights have %d values and intercept %d, want %d×%d and %d", len(f.Weights), len(f.Intercept), dim, k, k)
+	}
+	if f.Columns != nil && len(f.Columns) != in {
+		return nil, fmt.Errorf("model: file has %d column names for a feature map of %d inputs", len(f.Columns), in)
+	}
+	if f.Scaler != nil && (len(f.Scaler.Mean) != in || len(f.Scaler.Scale) != in) {
+		return nil, fmt.Errorf("model: scaler has %d means and %d scales, the feature map takes %d inputs", len(f.Scaler.Mean), len(f.Scaler.Scale), in)
+	}
+	for _, arr := range [][]float64{f.Weights, f.Intercept} {
+		for _, v := range arr {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, errors.New("model: non-finite weight in model file")
+			}
+		}
+	}
+	if f.Scaler != nil {
+		for j, v := range f.Scaler.Scale {
+			if !(v > 0) || math.IsInf(v, 0) || math.IsNaN(f.Scaler.Mean[j]) || math.IsInf(f.Scaler.Mean[j], 0) {
+				return nil, errors.New("model: scaler has a non-finite mean or a non-positive or non-finite scale")
+			}
+		}
+	}
+	if !(f.Lambda >= 0) || math.IsInf(f.Lambda, 0) || !(f.Jitter >= 0) || math.IsInf(f.Jitter, 0) {
+		return nil, fmt.Errorf("model: lambda %v and jitter %v must be non-negative and finite", f.Lambda, f.Jitter)
+	}
+	if err := checkCalibration(f.Calibration, f.Task, f.Classes); err != nil {
+		return nil, err
+	}
+	return &Model{Task: f.Task, Classes: f.Classes, Columns: f.Columns, Label: f.Label, Targets: f.Targets, Scaler: f.Scaler, Map: mp, Calibration: f.Calibration,
+		Linear: &linear.Model{W: mat.NewDense(dim, k, f.Weights), B: f.Intercept, Lambda: f.Lambda, Jitter: f.Jitter}}, nil
+}
