@@ -146,7 +146,7 @@ func BenchmarkFDTNNStepGoMLX(b *testing.B) {
 	defer cancel()
 	var t0 time.Time
 	var sec float64
-	tc := train.Config{Model: cfg, Steps: 1 << 20, Batch: B, LR: 1e-3, Warmup: 10, Seed: 1,
+	tc := train.Config{Model: cfg, Steps: 1 << 20, Batch: B, LR: 1e-3, Warmup: 10, Seed: 1, Backend: nn.DefaultBackend,
 		Progress: func(p train.Progress) {
 			switch p.Step {
 			case 1: // the first step compiles the graph
