@@ -55,8 +55,9 @@ type Options struct {
 	// (e.g. one that computes them on a GPU: package device); nil means
 	// kernelkit's CPU accumulator (see Accumulate). Fit and FitStream call
 	// it once, with the fitted map, the number of target columns and the
-	// number of folds. It takes no weights and no calibration (whose
-	// stratified folds it cannot be told): either is an error with it.
+	// number of folds — or, for a calibration, whose stratified folds it
+	// cannot be told, once for each fold with one fold. It takes no
+	// weights: sample or class weights with it are an error.
 	Accumulator NewStatsAccumulator
 	// SampleWeights, if set, weighs the rows of Fit's training set (one
 	// finite, non-negative weight per row): the fit minimises

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kernelkit/kernelkit/calibrate"
 	"github.com/kernelkit/kernelkit/data"
+	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/linear"
 )
@@ -255,7 +256,12 @@ func fitRows(ctx context.Context, opt Options, src rowSource, cols Columns) (*Mo
 	if chunk <= limits.MaxElements/streamBatch {
 		batch = chunk * streamBatch
 	}
-	acc, err := opt.newStats(m.Map, p.outputs, folds, min(batch, c.rows))
+	var acc StatsAccumulator
+	if opt.Accumulator != nil && p.fold != nil {
+		acc, err = newFoldAccumulators(opt, m.Map, p.outputs, folds)
+	} else {
+		acc, err = opt.newStats(m.Map, p.outputs, folds, min(batch, c.rows))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -449,9 +455,6 @@ func (c *census) plan(opt Options, folds int) (*fitPlan, error) {
 	if (c.weighted || p.cw != nil) && opt.Accumulator != nil {
 		return nil, errAccumulatorWeights
 	}
-	if opt.Calibrate && opt.Accumulator != nil {
-		return nil, errAccumulatorCalibrate
-	}
 	if c.standardize {
 		var err error
 		if p.scaler, err = c.scaler.Scaler(); err != nil {
@@ -461,9 +464,94 @@ func (c *census) plan(opt Options, folds int) (*fitPlan, error) {
 	return p, nil
 }
 
-// errAccumulatorCalibrate is the error of a calibration with
-// Options.Accumulator.
-var errAccumulatorCalibrate = errors.New("model: calibration's stratified folds need kernelkit's CPU accumulator; Options.Accumulator (a device) puts row i in fold i mod folds")
+// errAccumulatorFolds is the error of rows with folds of their own (a
+// calibration's) added to an accumulator that cannot take them.
+var errAccumulatorFolds = errors.New("model: calibration's stratified folds need kernelkit's CPU accumulator or one accumulator a fold (foldAccumulators)")
+
+// foldAccumulators is one accumulator of one fold for each fold: a
+// StatsAccumulator that takes the rows' folds (addFolds), made of
+// accumulators that put row i in fold i mod folds (Options.Accumulator, a
+// device), for a calibration's stratified folds.
+type foldAccumulators struct {
+	each []StatsAccumulator
+	rows int // rows added so far (Add: row i in fold i mod folds)
+}
+
+// newFoldAccumulators makes opt.Accumulator's accumulator of one fold for
+// each of folds folds, after checking their memory.
+func newFoldAccumulators(opt Options, t features.Transformer, k, folds int) (*foldAccumulators, error) {
+	if err := checkStatsMemory(1, folds, t.Dim(), k); err != nil {
+		return nil, err
+	}
+	f := &foldAccumulators{each: make([]StatsAccumulator, folds)}
+	for i := range f.each {
+		var err error
+		if f.each[i], err = opt.Accumulator(t, k, 1); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// Add adds the rows of x, row i of all the rows added in fold i mod folds.
+func (f *foldAccumulators) Add(ctx context.Context, x, targets *mat.Dense, progress func(done int)) error {
+	n, _ := x.Dims()
+	fold := make([]int, n)
+	for i := range fold {
+		fold[i] = (f.rows + i) % len(f.each)
+	}
+	return f.addFolds(ctx, x, targets, fold, progress)
+}
+
+// addFolds adds each fold's rows of x (fold[i] the fold of row i), in row
+// order, to that fold's accumulator.
+func (f *foldAccumulators) addFolds(ctx context.Context, x, targets *mat.Dense, fold []int, progress func(done int)) error {
+	n, d := x.Dims()
+	_, k := targets.Dims()
+	done := 0
+	for g, acc := range f.each {
+		var idx []int
+		for i, h := range fold {
+			if h == g {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) == 0 {
+			continue
+		}
+		fx, fy := mat.NewDense(len(idx), d, nil), mat.NewDense(len(idx), k, nil)
+		for j, i := range idx {
+			copy(fx.RawRowView(j), x.RawRowView(i))
+			copy(fy.RawRowView(j), targets.RawRowView(i))
+		}
+		var report func(int)
+		if progress != nil {
+			report = func(m int) { progress(done + m) }
+		}
+		if err := acc.Add(ctx, fx, fy, report); err != nil {
+			return err
+		}
+		done += len(idx)
+	}
+	f.rows += n
+	return nil
+}
+
+// Result returns the statistics of each fold, in fold order.
+func (f *foldAccumulators) Result() ([]*linear.Stats, error) {
+	out := make([]*linear.Stats, len(f.each))
+	for g, acc := range f.each {
+		s, err := acc.Result()
+		if err != nil {
+			return nil, err
+		}
+		if len(s) != 1 {
+			return nil, fmt.Errorf("model: an accumulator of one fold returned %d", len(s))
+		}
+		out[g] = s[0]
+	}
+	return out, nil
+}
 
 // batchRows are the rows of a batch as the statistics and the
 // out-of-fold scores take them.

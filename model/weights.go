@@ -182,18 +182,21 @@ func positiveTotal(w []float64) error {
 }
 
 // addRows adds the rows of x with their targets to acc, weighted by w if
-// it is not nil, row i in fold fold[i] if fold is not nil (kernelkit's
-// accumulator only for either).
+// it is not nil (kernelkit's accumulator only), row i in fold fold[i] if
+// fold is not nil (kernelkit's accumulator or foldAccumulators).
 func addRows(ctx context.Context, acc StatsAccumulator, x, targets *mat.Dense, w []float64, fold []int, progress func(int)) error {
 	if w == nil && fold == nil {
 		return acc.Add(ctx, x, targets, progress)
 	}
+	if f, ok := acc.(*foldAccumulators); ok && w == nil {
+		return f.addFolds(ctx, x, targets, fold, progress)
+	}
 	a, ok := acc.(*accumulator)
-	if !ok {
-		if fold != nil {
-			return errAccumulatorCalibrate
-		}
+	switch {
+	case !ok && w != nil:
 		return errAccumulatorWeights
+	case !ok:
+		return errAccumulatorFolds
 	}
 	return a.add(ctx, x, targets, w, fold, progress)
 }

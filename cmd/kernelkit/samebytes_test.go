@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,5 +72,51 @@ func TestFitStreamSameBytes(t *testing.T) {
 					strings.ToValidUTF8(string(files[1][lo:min(len(files[1]), i+40)]), "?"), strings.ToValidUTF8(string(files[0][lo:min(len(files[0]), i+40)]), "?"))
 			}
 		})
+	}
+}
+
+// TestFitDeviceCalibrate (issue 24): fit --device go --calibrate
+// accumulates each stratified fold's statistics on the device (one
+// accumulator a fold), writes the same model file with --stream, and
+// predicts the CPU calibration's classes on the test rows; its weights
+// agree with the CPU's to 1e-9 of their scale (as TestDeviceFit's).
+func TestFitDeviceCalibrate(t *testing.T) {
+	dir := t.TempDir()
+	train := letterCSV(t, dir, "train.csv", 0, 1500)
+	test := letterCSV(t, dir, "test.csv", 19500, 20000)
+	fit := func(name string, extra ...string) []byte {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		args := append([]string{"fit", "--train", train, "--test", test, "--features", "64", "--seed", "5",
+			"--gamma", "0.1", "--calibrate", "--folds", "3", "--model", path, "--json"}, extra...)
+		out, err := run(t, args...)
+		if err != nil {
+			t.Fatalf("fit %v: %v", extra, err)
+		}
+		var r struct {
+			Device string `json:"device"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		if onDevice := len(extra) > 0; onDevice != strings.HasPrefix(r.Device, "go (") {
+			t.Errorf("fit %v reports device %q", extra, r.Device)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	fit("cpu.kk")
+	dev := fit("go.kk", "--device", "go")
+	if streamed := fit("go-stream.kk", "--device", "go", "--stream"); !bytes.Equal(streamed, dev) {
+		t.Error("fit --device go --calibrate --stream wrote another model file than without --stream")
+	}
+	if !bytes.Contains(dev, []byte(`"calibration":`)) {
+		t.Error("fit --device go --calibrate wrote no calibration")
+	}
+	if e := maxRel(modelWeights(t, filepath.Join(dir, "go.kk")), modelWeights(t, filepath.Join(dir, "cpu.kk"))); !(e <= 1e-9) {
+		t.Errorf("device weights differ from the CPU's by %.3g of their scale", e)
 	}
 }
