@@ -13,6 +13,25 @@
 // partial sums are merged in chunk order, so the same seed gives the same
 // bytes whatever the scheduling.
 //
+// Toeplitz products (the token mixers of tnn, ski-tnn and fd-tnn) embed
+// each channel's Toeplitz matrix in a circulant of size 2n and multiply
+// spectra: up to n = 1024 the real DFTs are dense products through the
+// BLAS (split by the j ↔ n − j symmetry, batched over the channels),
+// beyond that gonum's real FFT; the backward pass is the product with the
+// conjugate spectrum and the coefficient gradient a correlation summed
+// over the batch in the frequency domain.
+//
+// Training (Trainer: New, Step, Logits) follows package train's GoMLX
+// path exactly: GoMLX v0.26's AdamW (β₁ 0.9, β₂ 0.999, ε 1e-7, bias
+// correction, decoupled weight decay lr·wd·w on every trainable
+// variable), train's warm-up and cosine schedule (ScheduleAt), the random
+// features of nn.ModelConfig.FixedVariables and their redraws. Its state
+// exports to and imports from the variables of a GoMLX context
+// (ExportVariables, ImportVariables: weights, step counters, learning
+// rate, Adam's moments under "/AdamOptimizer", the generator state), so
+// one checkpoint format (train.Checkpoint) serves both engines; Variable
+// converts to and from train.SavedVariable.
+//
 // Shapes are the caller's responsibility: a layer given slices of the
 // wrong length panics (programmer error); sizes that come from flags or
 // files are checked by nn.ModelConfig.Validate and package train before a
