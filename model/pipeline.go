@@ -133,7 +133,7 @@ func Fit(ctx context.Context, opt Options, train *data.Dataset) (*Model, error) 
 			return nil, errors.New("model: classification takes one label column, the data has several target columns")
 		}
 		if train.Y == nil {
-			return nil, errors.New("data: the data set has no label column")
+			return nil, errors.New("model: the data set has no label column")
 		}
 	case Regression:
 		if train.Targets != nil {
