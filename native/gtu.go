@@ -101,9 +101,10 @@ func (l *glu[T]) Forward(x []T, B, L int) []T {
 	a := l.l1.forward(x, rows)
 	c := l.l2.forward(x, rows)
 	l.sa, l.s, l.g = grow(l.sa, len(a)), grow(l.s, len(a)), grow(l.g, len(a))
+	sigm := sigmoidFunc[T]()
 	parallel.Chunks(len(a), rowChunk*64, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			s := sigmoid(a[i])
+			s := sigm(a[i])
 			l.sa[i] = s
 			l.s[i] = a[i] * s
 			l.g[i] = l.s[i] * c[i]
