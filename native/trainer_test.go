@@ -60,7 +60,8 @@ func randomBatches(cfg nn.ModelConfig, n, B int, seed uint64) (toks, labs [][]in
 }
 
 // TestTrainingMatchesGoMLX runs 20 AdamW steps (warm-up and cosine
-// schedule, weight decay) in float64 on the engine and on GoMLX's trainer
+// schedule, weight decay, attention projections redrawn every 7 steps)
+// in float64 on the engine and on GoMLX's trainer
 // (train's model function and optimiser, with the model in float64),
 // from the same weights, and compares the loss curves and the final
 // weights. Both compute the same float64 expressions in different orders;
@@ -78,7 +79,9 @@ func TestTrainingMatchesGoMLX(t *testing.T) {
 				SKIRank: 4, SKIFilter: 3, SKIGrid: 7, Causal: c.kind == nn.KindFDTNN || c.kind == nn.KindPerformer,
 				Heads: 2, Features: 3, Chunk: 4, Adapter: c.adapter, AdapterSize: 3, FreezeBackbone: c.adapter != ""}
 			cfg.Defaults()
-			opt := native.Options{LR: 3e-3, WeightDecay: 0.01, Warmup: 3, Steps: steps}
+			// The attention projections are redrawn every 7 steps (as
+			// train.Fit does on GoMLX's side, below).
+			opt := native.Options{LR: 3e-3, WeightDecay: 0.01, Warmup: 3, Steps: steps, Redraw: 7}
 			tr, err := native.New[float64](cfg, opt, 5)
 			if err != nil {
 				t.Fatal(err)
@@ -104,6 +107,26 @@ func TestTrainingMatchesGoMLX(t *testing.T) {
 			toks, labs := randomBatches(cfg, steps, B, 9)
 			var worstLoss, worstVar float64
 			for s := 0; s < steps; s++ {
+				if s > 0 && s%opt.Redraw == 0 {
+					fixed, err := cfg.FixedVariables(5, s/opt.Redraw)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, f := range fixed {
+						if !f.Redrawn {
+							continue
+						}
+						v := tensors.MustCopyFlatData[float32](f.Value)
+						w := make([]float64, len(v))
+						for i, x := range v {
+							w[i] = float64(x)
+						}
+						if err := ctx.GetVariableByScopeAndName(f.Scope, f.Name).SetValue(
+							tensors.FromFlatDataAndDimensions(w, f.Value.Shape().Dimensions...)); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
 				got, err := tr.Step(toks[s], labs[s])
 				if err != nil {
 					t.Fatal(err)
