@@ -212,7 +212,7 @@ func (t *toeplitzFFT[T]) dftForward(x []T, batch int, coef []T) []T {
 	n, e, p := t.n, t.e, t.plan
 	w := 2 * (n + 1)
 	t.kd = grow(t.kd, w*e)
-	gemmRows(false, false, w, e, 2*n-1, 1, p.fc, 2*n-1, coef, e, 0, t.kd, e)
+	gemmCols(false, false, w, e, 2*n-1, 1, p.fc, 2*n-1, coef, e, 0, t.kd, e)
 	t.xd = grow(t.xd, batch*w*e)
 	t.wd = grow(t.wd, batch*w*e)
 	t.y = grow(t.y, batch*n*e)
@@ -265,7 +265,7 @@ func (t *toeplitzFFT[T]) dftBackward(dy []T) []T {
 			}
 		}
 	})
-	gemmRows(false, false, 2*n-1, e, w, 1, p.hc, w, t.sd, e, 0, t.dcoef, e)
+	gemmCols(false, false, 2*n-1, e, w, 1, p.hc, w, t.sd, e, 0, t.dcoef, e)
 	return t.dx
 }
 
