@@ -15,6 +15,8 @@ type gtu[T Float] struct {
 	du, dv, dh []T
 }
 
+// newGTU returns a GTU from width d to e and back under scope, with the
+// token mixer tno.
 func newGTU[T Float](scope string, d, e int, tno Layer[T], trainable bool) *gtu[T] {
 	return &gtu[T]{d: d, e: e, tno: tno,
 		lu: newLinear[T](scope, "wu", "bu", d, e, trainable),
@@ -83,6 +85,7 @@ type glu[T Float] struct {
 	d1, d2, dh []T
 }
 
+// newGLU returns a GLU of the given hidden width under scope.
 func newGLU[T Float](scope string, d, hidden int, trainable bool) *glu[T] {
 	return &glu[T]{
 		l1: newLinear[T](scope, "w1", "b1", d, hidden, trainable),

@@ -104,6 +104,8 @@ type linear[T Float] struct {
 	ones    []T // a row of ones: ∂b = 1ᵀ·dy
 }
 
+// newLinear returns an affine map in→out with zeroed weight wName and
+// bias bName (empty: none) under scope.
 func newLinear[T Float](scope, wName, bName string, in, out int, trainable bool) *linear[T] {
 	l := &linear[T]{w: newParam[T](scope, wName, trainable, in, out), in: in, out: out}
 	if bName != "" {
@@ -112,6 +114,7 @@ func newLinear[T Float](scope, wName, bName string, in, out int, trainable bool)
 	return l
 }
 
+// params lists the weight and, if any, the bias.
 func (l *linear[T]) params() []*Param[T] {
 	if l.b == nil {
 		return []*Param[T]{l.w}
@@ -165,6 +168,8 @@ type rmsNorm[T Float] struct {
 	rows, cs int
 }
 
+// forward normalises the rows of x (rows×cols), keeping x and the
+// inverse norms for backward.
 func (n *rmsNorm[T]) forward(x []T, rows, cols int) []T {
 	n.x, n.rows, n.cs = x, rows, cols
 	n.r = grow(n.r, rows)
@@ -232,6 +237,7 @@ func siluFwd[T Float](x, out, sig []T) {
 // siluGrad is the derivative of SiLU at x with σ(x) = s.
 func siluGrad[T Float](x, s T) T { return s * (1 + x*(1-s)) }
 
+// siluAct is SiLU, x·σ(x), with its derivative.
 func siluAct[T Float]() activation[T] {
 	return activation[T]{
 		f: func(x T) T { return x * sigmoid(x) },
@@ -270,4 +276,5 @@ func activationByName[T Float](name string) (activation[T], bool) {
 	return activation[T]{}, false
 }
 
+// geluF is the exact GELU, x·Φ(x) = x·(1 + erf(x/√2))/2.
 func geluF(x float64) float64 { return x * (math.Erf(x/math.Sqrt2) + 1) * 0.5 }

@@ -40,6 +40,7 @@ func newRPE[T Float](cfg *nn.ModelConfig, scope string, out int, trainable bool)
 	return m, nil
 }
 
+// params lists the layers' weights and biases in order.
 func (m *mlp[T]) params() []*Param[T] {
 	var ps []*Param[T]
 	for _, l := range m.layers {
@@ -48,6 +49,8 @@ func (m *mlp[T]) params() []*Param[T] {
 	return ps
 }
 
+// forward returns the MLP outputs for the rows of x (rows×1), keeping
+// the activations for backward.
 func (m *mlp[T]) forward(x []T, rows int) []T {
 	m.rows = rows
 	h := x
@@ -92,6 +95,7 @@ type tnnTNO[T Float] struct {
 	toep  *toeplitzFFT[T]
 }
 
+// newTNNTNO returns the tnn mixer of cfg on e channels under scope.
 func newTNNTNO[T Float](cfg *nn.ModelConfig, scope string, e int, trainable bool) (*tnnTNO[T], error) {
 	n := cfg.Length
 	rpe, err := newRPE[T](cfg, scope+"/rpe", e, trainable)
@@ -109,8 +113,10 @@ func newTNNTNO[T Float](cfg *nn.ModelConfig, scope string, e int, trainable bool
 	return t, nil
 }
 
+// Params lists the RPE MLP's parameters.
 func (t *tnnTNO[T]) Params() []*Param[T] { return t.rpe.params() }
 
+// Forward computes the coefficients and applies them to x (B×n×e).
 func (t *tnnTNO[T]) Forward(x []T, B, _ int) []T {
 	raw := t.rpe.forward(t.pos, 2*t.n-1)
 	for k := 0; k < 2*t.n-1; k++ {
@@ -121,6 +127,7 @@ func (t *tnnTNO[T]) Forward(x []T, B, _ int) []T {
 	return t.toep.forward(x, B, t.coef)
 }
 
+// Backward returns ∂x and accumulates the RPE MLP's gradients.
 func (t *tnnTNO[T]) Backward(dy []T) []T {
 	dx := t.toep.backward(dy)
 	dc := t.toep.dcoef
@@ -173,6 +180,7 @@ func fdMatrices(n int, causal bool) (re, im []float64) {
 // type, shared (read-only) by every FD-TNN layer.
 var fdCache sync.Map // fdKey → [2][]T
 
+// fdKey identifies cached FD matrices.
 type fdKey struct {
 	n      int
 	causal bool
@@ -196,6 +204,7 @@ func sharedFDMatrices[T Float](n int, causal bool) (re, im []T) {
 	return m[0], m[1]
 }
 
+// toT converts float64 values to T.
 func toT[T Float](v []float64) []T {
 	out := make([]T, len(v))
 	for i, x := range v {
@@ -220,6 +229,7 @@ type fdTNO[T Float] struct {
 	toep   *toeplitzFFT[T]
 }
 
+// newFDTNO returns the fd-tnn mixer of cfg on e channels under scope.
 func newFDTNO[T Float](cfg *nn.ModelConfig, scope string, e int, trainable bool) (*fdTNO[T], error) {
 	n := cfg.Length
 	out := 2 * e
@@ -239,8 +249,11 @@ func newFDTNO[T Float](cfg *nn.ModelConfig, scope string, e int, trainable bool)
 	return t, nil
 }
 
+// Params lists the RPE MLP's parameters.
 func (t *fdTNO[T]) Params() []*Param[T] { return t.rpe.params() }
 
+// Forward computes the coefficients from the response and applies them
+// to x (B×n×e).
 func (t *fdTNO[T]) Forward(x []T, B, _ int) []T {
 	n, e := t.n, t.e
 	k := t.rpe.forward(t.in, n+1)
@@ -253,6 +266,7 @@ func (t *fdTNO[T]) Forward(x []T, B, _ int) []T {
 	return t.toep.forward(x, B, t.coef)
 }
 
+// Backward returns ∂x and accumulates the RPE MLP's gradients.
 func (t *fdTNO[T]) Backward(dy []T) []T {
 	n, e := t.n, t.e
 	dx := t.toep.backward(dy)
@@ -285,6 +299,7 @@ type skiTNO[T Float] struct {
 	toep             *toeplitzFFT[T]
 }
 
+// newSKITNO returns the ski-tnn mixer of cfg on e channels under scope.
 func newSKITNO[T Float](cfg *nn.ModelConfig, scope string, e int, trainable bool) (*skiTNO[T], error) {
 	p, err := nn.NewSKIPlan(cfg.Length, cfg.SKIRank, cfg.SKIGrid, cfg.Lambda)
 	if err != nil {
@@ -302,8 +317,11 @@ func newSKITNO[T Float](cfg *nn.ModelConfig, scope string, e int, trainable bool
 	return t, nil
 }
 
+// Params lists the RPE grid values and the sparse filter.
 func (t *skiTNO[T]) Params() []*Param[T] { return []*Param[T]{t.vals, t.filt} }
 
+// Forward applies the sparse convolution and the SKI low-rank term to x
+// (B×n×e).
 func (t *skiTNO[T]) Forward(x []T, B, _ int) []T {
 	n, e, r := t.n, t.e, t.r
 	t.x, t.batch = x, B
@@ -353,6 +371,8 @@ func (t *skiTNO[T]) convForward(b int) {
 	}
 }
 
+// Backward returns ∂x and accumulates the grid values' and the
+// filter's gradients (the filter's summed over the sequences in order).
 func (t *skiTNO[T]) Backward(dy []T) []T {
 	n, e, r, m, B := t.n, t.e, t.r, t.m, t.batch
 	c0 := (m - 1) / 2

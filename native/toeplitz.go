@@ -37,6 +37,8 @@ type fftWork struct {
 	acc  []complex128
 }
 
+// newToeplitzFFT returns the product for sequences of length n and e
+// channels, in the dense-DFT form up to dftMaxLength and by FFT beyond.
 func newToeplitzFFT[T Float](n, e int) *toeplitzFFT[T] {
 	t := &toeplitzFFT[T]{n: n, e: e, dcoef: make([]T, (2*n-1)*e)}
 	if n <= dftMaxLength {
@@ -148,4 +150,5 @@ func (t *toeplitzFFT[T]) backward(dy []T) []T {
 	return t.dx
 }
 
+// conj is the complex conjugate.
 func conj(z complex128) complex128 { return complex(real(z), -imag(z)) }

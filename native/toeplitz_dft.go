@@ -43,6 +43,7 @@ type dftPlan[T Float] struct {
 // read-only once built, so every layer of every model shares them.
 var dftPlans sync.Map // dftKey → *dftPlan[T]
 
+// dftKey identifies a cached plan.
 type dftKey struct {
 	n    int
 	elem string
@@ -58,6 +59,7 @@ func sharedDFTPlan[T Float](n int) *dftPlan[T] {
 	return p.(*dftPlan[T])
 }
 
+// newDFTPlan builds the plan of length n.
 func newDFTPlan[T Float](n int) *dftPlan[T] {
 	w := 2 * (n + 1)
 	h := (n - 1) / 2

@@ -260,6 +260,7 @@ func dtypeName[T Float]() string {
 	return "float64"
 }
 
+// encodeValues encodes values little-endian in T's width.
 func encodeValues[T Float](v []T) []byte {
 	var z T
 	if _, ok := any(z).(float32); ok {
@@ -308,6 +309,7 @@ func decodeValues[T Float](sv *Variable, dims []int, dst []T) error {
 	return nil
 }
 
+// int64Var is an int64 scalar variable.
 func int64Var(scope, name string, v int64) Variable {
 	b := make([]byte, 8)
 	binary.LittleEndian.PutUint64(b, uint64(v))
@@ -457,6 +459,7 @@ func (t *Trainer[T]) ImportVariables(vars []Variable) error {
 	return nil
 }
 
+// isMetricsScope reports whether a scope holds GoMLX trainer metrics.
 func isMetricsScope(s string) bool { return len(s) >= 8 && s[:8] == "/metrics" }
 
 // LoadWeights sets the model parameters that keep accepts (nil: all) from
