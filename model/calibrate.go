@@ -61,8 +61,8 @@ import (
 //     L-BFGS; the same minimiser up to the stopping tolerances), and the
 //     k > 2 normalisation is a log-sum-exp (see package calibrate).
 
-// errStreamCalibrate is the error of StatsFolds asked for a calibration.
-var errStreamCalibrate = errors.New("model: calibration takes a third pass over the training rows (the out-of-fold scores), which a fit that sees each row once does not make; fit with model.Fit or model.FitStream, or drop the calibration")
+// errOnePassCalibrate is the error of StatsFolds asked for a calibration.
+var errOnePassCalibrate = errors.New("model: calibration takes a third pass over the training rows (the out-of-fold scores), which a fit that sees each row once does not make; fit with model.Fit or model.FitStream, or drop the calibration")
 
 // fitFolds returns the statistics partitions of an in-memory fit: those of
 // λ selection (folds), or with Calibrate the k-fold folds (Options.Folds,

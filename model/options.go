@@ -95,7 +95,7 @@ func (opt Options) newMap(d int) (features.Transformer, error) {
 // Calibrate; Fit and FitStream count with fitFolds.
 func (opt Options) folds() (int, error) {
 	if opt.Calibrate {
-		return 0, errStreamCalibrate
+		return 0, errOnePassCalibrate
 	}
 	switch opt.Select {
 	case "", "gcv":
