@@ -375,7 +375,7 @@ func (c *census) add(b *data.Batch) error {
 	if c.task == Classification || (c.task == Auto && c.classLike && b.Targets == nil) {
 		for i, v := range b.Y {
 			if v < 0 || v != math.Trunc(v) || v >= limits.MaxClasses {
-				return fmt.Errorf("model: label %v is not a class index (row %d; an integer from 0 to %d)", v, c.rows+i, limits.MaxClasses-1)
+				return fmt.Errorf("model: label %v of row %d is not a class index (an integer from 0 to %d)", v, c.rows+i, limits.MaxClasses-1)
 			}
 			l := int(v)
 			if l >= len(c.counts) {
