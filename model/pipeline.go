@@ -199,7 +199,7 @@ func fitRows(ctx context.Context, opt Options, src rowSource, cols Columns) (*Mo
 		return nil, fmt.Errorf("model: lambda must be non-negative and finite, got %v", opt.Lambda)
 	}
 	if opt.Task != Classification && opt.Task != Regression && opt.Task != Auto {
-		return nil, fmt.Errorf("model: unknown task %q (want classification or regression)", opt.Task)
+		return nil, fmt.Errorf("model: unknown task %q (want classification, regression or auto)", opt.Task)
 	}
 	// With Auto, the options are checked as a classification's first and
 	// again once the census has decided the task.
