@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync"
 
+	"gonum.org/v1/gonum/dsp/fourier"
+
 	"github.com/kernelkit/kernelkit/internal/parallel"
 	"github.com/kernelkit/kernelkit/nn"
 )
@@ -223,10 +225,11 @@ type fdTNO[T Float] struct {
 	causal bool
 	rpe    *mlp[T]
 	in     []T // cos(mπ/n), m = 0…n
-	mr, mi []T
+	mr, mi []T // the inverse-DFT matrices (nil in the FFT form)
 	coef   []T
 	dk     []T
 	toep   *toeplitzFFT[T]
+	work   []fftWork // the FFT form's per-worker transforms
 }
 
 // newFDTNO returns the fd-tnn mixer of cfg on e channels under scope.
@@ -240,9 +243,14 @@ func newFDTNO[T Float](cfg *nn.ModelConfig, scope string, e int, trainable bool)
 	if err != nil {
 		return nil, err
 	}
-	mr, mi := sharedFDMatrices[T](n, cfg.Causal)
-	t := &fdTNO[T]{n: n, e: e, causal: cfg.Causal, rpe: rpe, in: make([]T, n+1), mr: mr, mi: mi,
+	t := &fdTNO[T]{n: n, e: e, causal: cfg.Causal, rpe: rpe, in: make([]T, n+1),
 		coef: make([]T, (2*n-1)*e), dk: make([]T, (n+1)*out), toep: newToeplitzFFT[T](n, e)}
+	if t.toep.plan != nil {
+		// Dense products for the lengths whose Toeplitz products are
+		// dense; an inverse real FFT per channel beyond (O(n log n)
+		// instead of O(n²) per channel).
+		t.mr, t.mi = sharedFDMatrices[T](n, cfg.Causal)
+	}
 	for m := range t.in {
 		t.in[m] = T(math.Cos(float64(m) * math.Pi / float64(n)))
 	}
@@ -257,9 +265,12 @@ func (t *fdTNO[T]) Params() []*Param[T] { return t.rpe.params() }
 func (t *fdTNO[T]) Forward(x []T, B, _ int) []T {
 	n, e := t.n, t.e
 	k := t.rpe.forward(t.in, n+1)
-	if t.causal {
+	switch {
+	case t.mr == nil:
+		t.coefByFFT(k)
+	case t.causal:
 		gemmCols(false, false, 2*n-1, e, n+1, 1, t.mr, n+1, k, e, 0, t.coef, e)
-	} else {
+	default:
 		gemmCols(false, false, 2*n-1, e, n+1, 1, t.mr, n+1, k, 2*e, 0, t.coef, e)
 		gemmCols(false, false, 2*n-1, e, n+1, 1, t.mi, n+1, k[e:], 2*e, 1, t.coef, e)
 	}
@@ -271,14 +282,109 @@ func (t *fdTNO[T]) Backward(dy []T) []T {
 	n, e := t.n, t.e
 	dx := t.toep.backward(dy)
 	dc := t.toep.dcoef
-	if t.causal {
+	switch {
+	case t.mr == nil:
+		t.coefGradByFFT(dc)
+	case t.causal:
 		gemmCols(true, false, n+1, e, 2*n-1, 1, t.mr, n+1, dc, e, 0, t.dk, e)
-	} else {
+	default:
 		gemmCols(true, false, n+1, e, 2*n-1, 1, t.mr, n+1, dc, e, 0, t.dk, 2*e)
 		gemmCols(true, false, n+1, e, 2*n-1, 1, t.mi, n+1, dc, e, 0, t.dk[e:], 2*e)
 	}
 	t.rpe.backward(t.dk)
 	return dx
+}
+
+// lagWeight is the weight of lag k in the coefficients: the causal form's
+// Hilbert window (0 for k < 0, 1 at 0, 2 for k > 0), 1 otherwise.
+func (t *fdTNO[T]) lagWeight(k int) float64 {
+	switch {
+	case !t.causal || k == 0:
+		return 1
+	case k < 0:
+		return 0
+	}
+	return 2
+}
+
+// fdWorkers returns per-worker inverse FFTs of size 2n.
+func (t *fdTNO[T]) fdWorkers() []fftWork {
+	w := parallel.Workers((t.e + channelChunk - 1) / channelChunk)
+	for len(t.work) < w {
+		m := 2 * t.n
+		t.work = append(t.work, fftWork{f: fourier.NewFFT(m), re: make([]float64, m), spec: make([]complex128, t.n+1)})
+	}
+	return t.work
+}
+
+// coefByFFT sets t.coef to the coefficients of the response k ((n+1)×e
+// causal, (n+1)×2e real then imaginary parts): per channel the inverse
+// real DFT of size 2n (fdMatrices' h_t = (1/2n)[a₀ + (−1)^t a_n +
+// 2Σ(a_m cos πmt/n − b_m sin πmt/n)], the imaginary parts of bins 0 and n
+// ignored), read at the lags and windowed.
+func (t *fdTNO[T]) coefByFFT(k []T) {
+	n, e := t.n, t.e
+	out := e
+	if !t.causal {
+		out = 2 * e
+	}
+	ws := t.fdWorkers()
+	inv := 1 / float64(2*n)
+	parallel.Chunks(e, channelChunk, func(w, lo, hi int) {
+		wk := &ws[w]
+		for c := lo; c < hi; c++ {
+			for m := 0; m <= n; m++ {
+				var b float64
+				if !t.causal && m > 0 && m < n {
+					b = float64(k[m*out+e+c])
+				}
+				wk.spec[m] = complex(float64(k[m*out+c]), b)
+			}
+			wk.f.Sequence(wk.re, wk.spec)
+			for l := -(n - 1); l < n; l++ {
+				t.coef[(l+n-1)*e+c] = T(t.lagWeight(l) * wk.re[(l+2*n)%(2*n)] * inv)
+			}
+		}
+	})
+}
+
+// coefGradByFFT sets t.dk to the gradient of the response for the
+// coefficient gradient dc: the adjoint of coefByFFT, a forward real FFT
+// per channel (∂a_m = w_m·Re X_m/2n with w = 1 at bins 0 and n and 2
+// between, ∂b_m = 2·Im X_m/2n inside).
+func (t *fdTNO[T]) coefGradByFFT(dc []T) {
+	n, e := t.n, t.e
+	out := e
+	if !t.causal {
+		out = 2 * e
+	}
+	ws := t.fdWorkers()
+	inv := 1 / float64(2*n)
+	parallel.Chunks(e, channelChunk, func(w, lo, hi int) {
+		wk := &ws[w]
+		for c := lo; c < hi; c++ {
+			wk.re[n] = 0
+			for l := -(n - 1); l < n; l++ {
+				wk.re[(l+2*n)%(2*n)] = t.lagWeight(l) * float64(dc[(l+n-1)*e+c])
+			}
+			wk.f.Coefficients(wk.spec, wk.re)
+			for m := 0; m <= n; m++ {
+				x := wk.spec[m]
+				wm := 2.0
+				if m == 0 || m == n {
+					wm = 1
+				}
+				t.dk[m*out+c] = T(wm * real(x) * inv)
+				if !t.causal {
+					var b float64
+					if m > 0 && m < n {
+						b = 2 * imag(x) * inv
+					}
+					t.dk[m*out+e+c] = T(b)
+				}
+			}
+		}
+	})
 }
 
 // skiTNO is the token mixer of ski-tnn (nn.SKIPlan.SKI): the sparse
