@@ -26,13 +26,16 @@ var (
 	opened    = map[string]backends.Backend{}
 )
 
-// Backend returns the GoMLX backend of the given configuration (empty:
-// DefaultBackend), opened once per configuration and shared. Backends other
+// Backend returns the GoMLX backend of the given configuration (empty or
+// "go": DefaultBackend, since the pure-Go backend's concurrent op
+// execution can also deadlock on a 2-core machine, its workers all waiting
+// for the sub-tasks of their matrix products), opened once per
+// configuration and shared. Backends other
 // than the pure-Go one (e.g. "xla:cuda") must be linked into the program
 // (the xla build tag); a backend that is not linked in, or that fails to
 // start (no plugin, no device), is an error, never a panic.
 func Backend(config string) (backends.Backend, error) {
-	if config == "" {
+	if config == "" || config == "go" {
 		config = DefaultBackend
 	}
 	name, _, _ := strings.Cut(config, ":")

@@ -22,6 +22,7 @@ import (
 
 	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/internal/rng"
+	"github.com/kernelkit/kernelkit/native"
 	"github.com/kernelkit/kernelkit/nn"
 )
 
@@ -102,7 +103,10 @@ type Result struct {
 
 // Trainer trains one model.
 type Trainer struct {
-	cfg     Config
+	cfg Config
+	// nat is the native CPU engine; nil on a GoMLX backend, which uses the
+	// fields below.
+	nat     *native.Trainer[float32]
 	be      backends.Backend
 	ctx     *gctx.Context
 	tr      *gtrain.Trainer
@@ -157,6 +161,9 @@ func New(cfg Config) (*Trainer, error) {
 	if err := checkConfig(&cfg, 0); err != nil {
 		return nil, err
 	}
+	if IsNative(cfg.Backend) {
+		return newNative(cfg)
+	}
 	be, err := nn.Backend(cfg.Backend)
 	if err != nil {
 		return nil, err
@@ -197,19 +204,9 @@ func New(cfg Config) (*Trainer, error) {
 		}
 	}
 	if !resumed && cfg.InitFrom != "" {
-		if err := checkCheckpointFile(cfg.InitFrom, cfg.MaxMemory); err != nil {
-			return nil, err
-		}
-		ck, err := ReadCheckpoint(cfg.InitFrom)
+		ck, err := readInitFrom(&cfg)
 		if err != nil {
 			return nil, err
-		}
-		pre := ck.Model
-		pre.Adapter, pre.AdapterSize, pre.AdapterSeed, pre.FreezeBackbone, pre.Classes = cfg.Model.Adapter, cfg.Model.AdapterSize, cfg.Model.AdapterSeed, cfg.Model.FreezeBackbone, cfg.Model.Classes
-		pre.FFT = cfg.Model.FFT
-		if pre != cfg.Model {
-			return nil, fmt.Errorf("train: %s holds a %s model of width %d, depth %d, length %d; this run builds a %s model of width %d, depth %d, length %d",
-				cfg.InitFrom, ck.Model.Kind, ck.Model.Width, ck.Model.Depth, ck.Model.Length, cfg.Model.Kind, cfg.Model.Width, cfg.Model.Depth, cfg.Model.Length)
 		}
 		t.ctx.SetLoader(newLoader(ck, backbone))
 	}
@@ -241,6 +238,27 @@ func New(cfg Config) (*Trainer, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// readInitFrom reads the checkpoint of a pre-trained model (cfg.InitFrom)
+// and checks that its model is this run's without its adapters and
+// classes.
+func readInitFrom(cfg *Config) (*Checkpoint, error) {
+	if err := checkCheckpointFile(cfg.InitFrom, cfg.MaxMemory); err != nil {
+		return nil, err
+	}
+	ck, err := ReadCheckpoint(cfg.InitFrom)
+	if err != nil {
+		return nil, err
+	}
+	pre := ck.Model
+	pre.Adapter, pre.AdapterSize, pre.AdapterSeed, pre.FreezeBackbone, pre.Classes = cfg.Model.Adapter, cfg.Model.AdapterSize, cfg.Model.AdapterSeed, cfg.Model.FreezeBackbone, cfg.Model.Classes
+	pre.FFT = cfg.Model.FFT
+	if pre != cfg.Model {
+		return nil, fmt.Errorf("train: %s holds a %s model of width %d, depth %d, length %d; this run builds a %s model of width %d, depth %d, length %d",
+			cfg.InitFrom, ck.Model.Kind, ck.Model.Width, ck.Model.Depth, ck.Model.Length, cfg.Model.Kind, cfg.Model.Width, cfg.Model.Depth, cfg.Model.Length)
+	}
+	return ck, nil
 }
 
 // sameModel checks that a checkpoint to resume from matches the run.
@@ -299,15 +317,7 @@ func (t *Trainer) Step() int { return t.step }
 // padded with 0) and a label tensor (B×1).
 func (t *Trainer) batchTensor(exs []Example, idx []int) (*tensors.Tensor, *tensors.Tensor) {
 	l := t.cfg.Model.Length
-	tok := make([]int32, len(idx)*l)
-	lab := make([]int32, len(idx))
-	for i, j := range idx {
-		if j < 0 {
-			continue // padding row
-		}
-		copy(tok[i*l:(i+1)*l], exs[j].Tokens)
-		lab[i] = int32(exs[j].Label)
-	}
+	tok, lab := packTokens(exs, idx, l)
 	return tensors.FromFlatDataAndDimensions(tok, len(idx), l), tensors.FromFlatDataAndDimensions(lab, len(idx), 1)
 }
 
@@ -380,7 +390,12 @@ func (t *Trainer) Fit(ctx context.Context, trainSet, evalSet []Example) (*Result
 		}
 	}
 	cfg := t.cfg
-	res := &Result{StartStep: t.step, Backend: t.be.Name()}
+	res := &Result{StartStep: t.step}
+	if t.nat != nil {
+		res.Backend = nativeName()
+	} else {
+		res.Backend = t.be.Name()
+	}
 	st := newStream(len(trainSet), cfg.Batch, cfg.Seed)
 	for i := 0; i < t.step; i++ { // resume: the same batches as a straight run
 		st.indices(cfg.Batch)
@@ -395,18 +410,17 @@ func (t *Trainer) Fit(ctx context.Context, trainSet, evalSet []Example) (*Result
 			}
 			return nil, err
 		}
-		if cfg.Redraw > 0 && t.step > 0 && t.step%cfg.Redraw == 0 && t.step/cfg.Redraw != t.redraws {
+		if t.nat == nil && cfg.Redraw > 0 && t.step > 0 && t.step%cfg.Redraw == 0 && t.step/cfg.Redraw != t.redraws {
 			if err := t.redraw(t.step / cfg.Redraw); err != nil {
 				return nil, err
 			}
 		}
-		tok, lab := t.batchTensor(trainSet, st.indices(cfg.Batch))
+		idx := st.indices(cfg.Batch)
 		t0 := time.Now()
-		m, err := t.tr.TrainStep(nil, []*tensors.Tensor{tok}, []*tensors.Tensor{lab})
+		loss, err := t.trainStep(trainSet, idx)
 		if err != nil {
 			return nil, fmt.Errorf("train: step %d: %w", t.step+1, err)
 		}
-		loss := float64(tensors.ToScalar[float32](m[0]))
 		el := time.Since(t0)
 		res.Seconds += el.Seconds()
 		if len(res.Loss) > 0 {
@@ -447,6 +461,21 @@ func (t *Trainer) Fit(ctx context.Context, trainSet, evalSet []Example) (*Result
 		}
 	}
 	return res, nil
+}
+
+// trainStep takes one optimiser step on the examples idx of set (the native
+// engine redraws its random features itself) and returns the batch loss.
+func (t *Trainer) trainStep(set []Example, idx []int) (float64, error) {
+	if t.nat != nil {
+		tok, lab := packTokens(set, idx, t.cfg.Model.Length)
+		return t.nat.Step(tok, lab)
+	}
+	tok, lab := t.batchTensor(set, idx)
+	m, err := t.tr.TrainStep(nil, []*tensors.Tensor{tok}, []*tensors.Tensor{lab})
+	if err != nil {
+		return 0, err
+	}
+	return float64(tensors.ToScalar[float32](m[0])), nil
 }
 
 func (t *Trainer) evalInto(res *Result, set []Example) error {
@@ -495,12 +524,10 @@ func (t *Trainer) Predict(set []Example) ([][]float64, error) {
 				idx[i] = lo + i
 			}
 		}
-		tok, _ := t.batchTensor(set, idx)
-		r, err := t.logits.Exec(tok)
+		flat, err := t.batchLogits(set, idx)
 		if err != nil {
 			return nil, fmt.Errorf("train: evaluation: %w", err)
 		}
-		flat := tensors.MustCopyFlatData[float32](r[0])
 		c := t.cfg.Model.Classes
 		for i := 0; i < b && lo+i < len(set); i++ {
 			row := make([]float64, c)
@@ -511,6 +538,21 @@ func (t *Trainer) Predict(set []Example) ([][]float64, error) {
 		}
 	}
 	return out, nil
+}
+
+// batchLogits returns the logits (len(idx)×Classes, row-major) of the
+// examples idx of set (an index below zero is a padding row).
+func (t *Trainer) batchLogits(set []Example, idx []int) ([]float32, error) {
+	if t.nat != nil {
+		tok, _ := packTokens(set, idx, t.cfg.Model.Length)
+		return t.nat.Logits(tok)
+	}
+	tok, _ := t.batchTensor(set, idx)
+	r, err := t.logits.Exec(tok)
+	if err != nil {
+		return nil, err
+	}
+	return tensors.MustCopyFlatData[float32](r[0]), nil
 }
 
 // Evaluate returns the accuracy and mean cross-entropy on the examples.
@@ -550,6 +592,9 @@ func (t *Trainer) Evaluate(set []Example) (acc, loss float64, err error) {
 // features and optimiser state excluded). Variables exist once the model
 // has been built (after the first step or evaluation).
 func (t *Trainer) Params() (trainable, model int) {
+	if t.nat != nil {
+		return t.nat.Model().ParamCounts()
+	}
 	for v := range t.ctx.IterVariables() {
 		if !isModelScope(v.Scope()) || nn.IsFixedName(v.Name()) {
 			continue
@@ -570,6 +615,14 @@ func isModelScope(sc string) bool {
 
 // Save writes a checkpoint of the current state.
 func (t *Trainer) Save(path string) error {
+	m := t.cfg.Model
+	if t.nat != nil {
+		vars, err := t.nat.ExportVariables()
+		if err != nil {
+			return err
+		}
+		return WriteCheckpoint(path, &Checkpoint{Format: CheckpointFormat, Model: m, Seed: t.cfg.Seed, Step: int64(t.step), Variables: fromNative(vars)})
+	}
 	// Before the first step or evaluation the model's variables do not
 	// exist yet: a forward pass on one padding row creates them, so that
 	// every checkpoint holds the whole model.
@@ -583,6 +636,5 @@ func (t *Trainer) Save(path string) error {
 	if err != nil {
 		return err
 	}
-	m := t.cfg.Model
 	return WriteCheckpoint(path, &Checkpoint{Format: CheckpointFormat, Model: m, Seed: t.cfg.Seed, Step: int64(t.step), Variables: vars})
 }

@@ -31,9 +31,11 @@ func newTrainCmd() *cobra.Command {
 	o := &trainOptions{}
 	cmd := &cobra.Command{
 		Use:   "train",
-		Short: "Train sequence classifiers: TNN, SKI-TNN, FD-TNN, Performer, Transformer, HRF (GoMLX)",
-		Long: "train trains a sequence classifier with GoMLX (pure-Go backend by default; --backend selects\n" +
-			"another GoMLX backend linked into the program) on a generated task or on LRA TSV files\n" +
+		Short: "Train sequence classifiers: TNN, SKI-TNN, FD-TNN, Performer, Transformer, HRF",
+		Long: "train trains a sequence classifier with the native CPU engine (--backend cpu, the default:\n" +
+			"hand-written forward and backward passes on BLAS, float32) or a GoMLX backend (--backend go,\n" +
+			"GoMLX's pure-Go backend, or xla:cuda where linked in; one checkpoint format for all) on a\n" +
+			"generated task or on LRA TSV files\n" +
 			"(header Source<TAB>Target, e.g. the released ListOps basic_train.tsv), and reports the test\n" +
 			"accuracy and training speed. --task listops generates the LRA ListOps task (operators MAX, MIN,\n" +
 			"MED, SM; depth ≤ 10, 2-10 arguments, branching probability 0.25; lengths strictly inside\n" +
@@ -101,7 +103,7 @@ func (o *trainOptions) bind(fl *pflag.FlagSet) {
 	fl.IntVar(&j.CheckpointEvery, "checkpoint-every", 0, "write the checkpoint every this many steps (0: at the end)")
 	fl.StringVar(&j.InitFrom, "init-from", "", "checkpoint of a pre-trained model to fine-tune (embeddings and blocks)")
 	fl.BoolVar(&j.EvaluateOnly, "evaluate", false, "evaluate the --checkpoint model on --test (or --eval) without training")
-	fl.StringVar(&j.Backend, "backend", "", "GoMLX backend configuration (default "+nn.DefaultBackend+")")
+	fl.StringVar(&j.Backend, "backend", train.BackendCPU, "engine: cpu (native, on BLAS) or a GoMLX backend configuration ("+nn.DefaultBackend+", xla:cuda where linked in)")
 	fl.StringVar(&o.plot, "plot", "", "PNG plot of the training loss (and of the evaluation accuracy, as NAME-acc.png, with --eval-every)")
 	fl.BoolVar(&o.json, "json", false, "print JSON")
 	fl.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
