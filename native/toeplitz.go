@@ -8,16 +8,19 @@ import (
 
 // toeplitzFFT applies one Toeplitz matrix per channel, y_i = Σ_j t_{i−j}
 // x_j (the nn.ToeplitzDense convention: coefficients (2n−1)×e, row k+n−1
-// holding t_k), to every sequence of x (B×n×e), by circulant embedding in
-// size 2n and real FFTs, batched over channels. Its backward pass gives
+// holding t_k), to every sequence of x (B×n×e), by circulant embedding
+// and real FFTs of size N, the power of two ≥ 2n (any N ≥ 2n − 1 embeds
+// the matrix; powers of two keep gonum's FFT on its fast radices),
+// batched over channels. Its backward pass gives
 // ∂x (a Toeplitz product with the transposed matrix: the conjugate
 // spectrum) and ∂t (the cross-correlation of ∂y and x, summed over the
 // batch in the frequency domain: one inverse FFT per channel). The spectra
 // of the inputs are kept from the forward pass.
 type toeplitzFFT[T Float] struct {
 	n, e, batch int
-	spec        []complex128 // e×(n+1): spectra of the circulant columns
-	xs          []complex128 // (B·e)×(n+1): spectra of the padded inputs
+	size        int          // FFT size N: the power of two ≥ 2n
+	spec        []complex128 // e×(N/2+1): spectra of the circulant columns
+	xs          []complex128 // (B·e)×(N/2+1): spectra of the padded inputs
 	y, dx       []T
 	dcoef       []T // (2n−1)×e
 	work        []fftWork
@@ -44,7 +47,11 @@ func newToeplitzFFT[T Float](n, e int) *toeplitzFFT[T] {
 	if n <= dftMaxLength {
 		t.plan = sharedDFTPlan[T](n)
 	} else {
-		t.spec = make([]complex128, e*(n+1))
+		t.size = 2
+		for t.size < 2*n {
+			t.size *= 2
+		}
+		t.spec = make([]complex128, e*(t.size/2+1))
 	}
 	return t
 }
@@ -52,9 +59,9 @@ func newToeplitzFFT[T Float](n, e int) *toeplitzFFT[T] {
 // workers returns per-worker scratch space for up to w workers.
 func (t *toeplitzFFT[T]) workers(w int) []fftWork {
 	for len(t.work) < w {
-		m := 2 * t.n
+		m := t.size
 		t.work = append(t.work, fftWork{f: fourier.NewFFT(m), re: make([]float64, m),
-			spec: make([]complex128, t.n+1), acc: make([]complex128, t.n+1)})
+			spec: make([]complex128, m/2+1), acc: make([]complex128, m/2+1)})
 	}
 	return t.work
 }
@@ -70,10 +77,11 @@ func (t *toeplitzFFT[T]) forward(x []T, batch int, coef []T) []T {
 	if t.plan != nil {
 		return t.dftForward(x, batch, coef)
 	}
-	t.xs = grow(t.xs, batch*e*(n+1))
+	N, nb := t.size, t.size/2+1
+	t.xs = grow(t.xs, batch*e*nb)
 	t.y = grow(t.y, batch*n*e)
 	ws := t.workers(parallel.Workers((e + channelChunk - 1) / channelChunk))
-	inv := 1 / float64(2*n)
+	inv := 1 / float64(N)
 	parallel.Chunks(e, channelChunk, func(w, lo, hi int) {
 		wk := &ws[w]
 		for c := lo; c < hi; c++ {
@@ -81,18 +89,18 @@ func (t *toeplitzFFT[T]) forward(x []T, batch int, coef []T) []T {
 			for k := 0; k < n; k++ {
 				wk.re[k] = float64(coef[(k+n-1)*e+c])
 			}
-			wk.re[n] = 0
+			clear(wk.re[n:])
 			for k := 1; k < n; k++ {
-				wk.re[2*n-k] = float64(coef[(n-1-k)*e+c])
+				wk.re[N-k] = float64(coef[(n-1-k)*e+c])
 			}
-			ks := t.spec[c*(n+1) : (c+1)*(n+1)]
+			ks := t.spec[c*nb : (c+1)*nb]
 			wk.f.Coefficients(ks, wk.re)
 			for b := 0; b < batch; b++ {
 				for i := 0; i < n; i++ {
 					wk.re[i] = float64(x[(b*n+i)*e+c])
 				}
 				clear(wk.re[n:])
-				xs := t.xs[(b*e+c)*(n+1) : (b*e+c+1)*(n+1)]
+				xs := t.xs[(b*e+c)*nb : (b*e+c+1)*nb]
 				wk.f.Coefficients(xs, wk.re)
 				for m, v := range xs {
 					wk.spec[m] = v * ks[m]
@@ -116,11 +124,12 @@ func (t *toeplitzFFT[T]) backward(dy []T) []T {
 	}
 	t.dx = grow(t.dx, batch*n*e)
 	ws := t.workers(parallel.Workers((e + channelChunk - 1) / channelChunk))
-	inv := 1 / float64(2*n)
+	N, nb := t.size, t.size/2+1
+	inv := 1 / float64(N)
 	parallel.Chunks(e, channelChunk, func(w, lo, hi int) {
 		wk := &ws[w]
 		for c := lo; c < hi; c++ {
-			ks := t.spec[c*(n+1) : (c+1)*(n+1)]
+			ks := t.spec[c*nb : (c+1)*nb]
 			clear(wk.acc)
 			for b := 0; b < batch; b++ {
 				for i := 0; i < n; i++ {
@@ -128,7 +137,7 @@ func (t *toeplitzFFT[T]) backward(dy []T) []T {
 				}
 				clear(wk.re[n:])
 				wk.f.Coefficients(wk.spec, wk.re)
-				xs := t.xs[(b*e+c)*(n+1) : (b*e+c+1)*(n+1)]
+				xs := t.xs[(b*e+c)*nb : (b*e+c+1)*nb]
 				for m, v := range wk.spec {
 					wk.acc[m] += v * conj(xs[m])
 					wk.spec[m] = v * conj(ks[m])
@@ -143,7 +152,7 @@ func (t *toeplitzFFT[T]) backward(dy []T) []T {
 				t.dcoef[(k+n-1)*e+c] = T(wk.re[k] * inv)
 			}
 			for k := 1; k < n; k++ {
-				t.dcoef[(n-1-k)*e+c] = T(wk.re[2*n-k] * inv)
+				t.dcoef[(n-1-k)*e+c] = T(wk.re[N-k] * inv)
 			}
 		}
 	})
