@@ -11,17 +11,28 @@
 #            adapters against SNNK adapters (16 random features): accuracy
 #            and trainable parameters.
 #
+#   long     ListOps at the issue-23 budget with checkpoints: MODELS at width
+#            WIDTH, depth DEPTH, batch BATCH for STEPS steps, SEEDS seeds;
+#            every run writes OUTDIR/long-MODEL-sSEED.ckpt every 100 steps and
+#            evaluates every EVAL steps, so running the same command again
+#            resumes where it stopped (a run longer than one shell command
+#            is this command repeated, or run in the background; SIGINT
+#            writes the checkpoint before it exits); the evaluations go to
+#            OUTDIR/long-MODEL-sSEED.log as they happen. Defaults:
+#            L=512 WIDTH=64 DEPTH=4 BATCH=32 STEPS=5000 (LRA's budget of 160k
+#            examples), NTRAIN=40000, MODELS=fd-tnn, SEEDS=1, EVAL=250.
+#
 # Sizes are environment variables (defaults: what a shared 2-core CPU trains
 # in tens of minutes on GoMLX's pure-Go backend); the same commands scale up
 # unchanged, e.g. L=2000 WIDTH=128 DEPTH=4 STEPS=5000 on an XLA backend
 # (BACKEND=xla:cuda, with the XLA backend linked in; MAXMEM=40GiB raises
 # train's memory budget, default 8 GiB, which such sizes exceed).
-# Usage: scripts/train_replications.sh listops|adapters OUTDIR
+# Usage: scripts/train_replications.sh listops|long|adapters OUTDIR
 # KERNELKIT names the binary (default: go build ./cmd/kernelkit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-what=${1:?usage: $0 listops|adapters OUTDIR}
-out=${2:?usage: $0 listops|adapters OUTDIR}
+what=${1:?usage: $0 listops|long|adapters OUTDIR}
+out=${2:?usage: $0 listops|long|adapters OUTDIR}
 mkdir -p "$out"
 L=${L:-128} WIDTH=${WIDTH:-32} DEPTH=${DEPTH:-2} STEPS=${STEPS:-600} BATCH=${BATCH:-16}
 LR=${LR:-1e-3} WARMUP=${WARMUP:-60} NTRAIN=${NTRAIN:-2000} SEED=${SEED:-1}
@@ -42,6 +53,21 @@ listops)
     /usr/bin/time -f "wall %e s" "$kk" train --task listops --model "$m" --steps "$STEPS" "${common[@]}" \
       --ski-rank 32 --ski-filter 16 --features 32 --redraw 100 \
       --plot "$out/listops-$m.png" --json > "$out/listops-$m.json"
+  done
+  ;;
+long)
+  L=${L_LONG:-512}
+  for m in ${MODELS:-fd-tnn}; do
+    for seed in ${SEEDS:-1}; do
+      echo "== $m seed $seed"
+      "$kk" train --task listops --model "$m" --length "$L" --width "${WIDTH_LONG:-64}" --depth "${DEPTH_LONG:-4}" \
+        --batch "${BATCH_LONG:-32}" --steps "${STEPS_LONG:-5000}" --lr "${LR_LONG:-1e-3}" --warmup "${WARMUP_LONG:-250}" \
+        --weight-decay 0.01 --n-train "${NTRAIN_LONG:-40000}" --n-eval 500 --n-test 2000 --seed "$seed" \
+        --eval-every "${EVAL:-250}" --checkpoint "$out/long-$m-s$seed.ckpt" --checkpoint-every 100 \
+        --ski-rank 32 --ski-filter 16 --features 32 --redraw 100 \
+        --plot "$out/long-$m-s$seed.png" --json > "$out/long-$m-s$seed.json" 2>> "$out/long-$m-s$seed.log"
+      echo "load $(cut -d' ' -f1-3 /proc/loadavg)"
+    done
   done
   ;;
 adapters)

@@ -67,6 +67,11 @@ type Config struct {
 	InitFrom string
 	// Progress, if set, is called after every step.
 	Progress func(Progress)
+	// Evaluated, if set, is called after every evaluation on the
+	// evaluation set (every EvalEvery steps and at the end) with the step,
+	// the accuracy and the mean loss: a log that survives an interrupted
+	// run, whose Result is not returned.
+	Evaluated func(step int, acc, loss float64)
 	// MaxMemory is the memory budget in bytes (0: DefaultMaxMemory): New
 	// refuses a model whose parameters, optimiser state and activations
 	// of a step (EstimateMemory) exceed it, before anything is built.
@@ -486,6 +491,9 @@ func (t *Trainer) evalInto(res *Result, set []Example) error {
 	res.EvalStep = append(res.EvalStep, t.step)
 	res.EvalAccuracy = append(res.EvalAccuracy, acc)
 	res.EvalLoss = append(res.EvalLoss, loss)
+	if t.cfg.Evaluated != nil {
+		t.cfg.Evaluated(t.step, acc, loss)
+	}
 	return nil
 }
 

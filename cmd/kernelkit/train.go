@@ -150,6 +150,11 @@ func (o *trainOptions) run(cmd *cobra.Command) error {
 	j.Warn = func(msg string) error { return notice(cmd, "warning: %s", msg) }
 	update, finish := progress("train " + j.Model.Kind)
 	j.Progress = func(p train.Progress) { update(p.Step, p.Steps) }
+	if j.EvalEvery > 0 {
+		j.Evaluated = func(step int, acc, loss float64) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "eval step %d: accuracy %.4f, loss %.4f\n", step, acc, loss)
+		}
+	}
 	var prof bytes.Buffer
 	if o.cpuProf != "" {
 		if err := pprof.StartCPUProfile(&prof); err != nil {
