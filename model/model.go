@@ -9,6 +9,10 @@
 // in the same order, so that the same rows and options give the same
 // model file, byte for byte, whichever way the rows arrive.
 //
+// Job and RunJob (job.go) are the main job of `kernelkit fit` on top of
+// them: γ = 'scale' (gamma.go), a map of the registry by name, exact
+// kernel ridge (exact.go), evaluation and timing.
+//
 // # Model file format (version 2)
 //
 // A model file is one JSON object (UTF-8) with the fields

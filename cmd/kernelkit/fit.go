@@ -19,7 +19,6 @@ import (
 	"github.com/kernelkit/kernelkit/nn"
 	"github.com/kernelkit/kernelkit/report"
 	"github.com/kernelkit/kernelkit/sampler"
-	"github.com/kernelkit/kernelkit/study"
 )
 
 // featureOptions are the flags that define a feature map (fit, transform).
@@ -98,7 +97,7 @@ func (f *featureOptions) config(fl *pflag.FlagSet, d int) (features.Config, erro
 		if !f.scaleOK {
 			return features.Config{}, errors.New("--gamma scale is available in fit only (it is computed from the training rows)")
 		}
-		g = 1 / float64(d) // replaced by the fit (study.FitConfig.GammaScale)
+		g = 1 / float64(d) // replaced by the fit (model.Job.GammaScale)
 	} else if !fl.Changed("gamma") {
 		g = 1 / float64(d)
 	} else if !(g > 0) {
@@ -254,7 +253,7 @@ func (o *fitOptions) run(cmd *cobra.Command) error {
 	if o.exact && (o.weightCol != "" || o.classWeight.set() || multi) {
 		return errors.New("--exact fits one unweighted target; drop --weight-column, --class-weight and --targets")
 	}
-	cfg := study.FitConfig{Model: model.Options{Lambda: o.lambda, Select: o.sel, Folds: o.folds, Standardize: !o.noStd, Float32: o.feat.float32, Calibrate: o.calibrate},
+	cfg := model.Job{Model: model.Options{Lambda: o.lambda, Select: o.sel, Folds: o.folds, Standardize: !o.noStd, Float32: o.feat.float32, Calibrate: o.calibrate},
 		GammaScale: o.feat.gammaScale, Exact: o.exact}
 	if o.classWeight.balanced {
 		cfg.Model.ClassWeight = "balanced"
@@ -278,7 +277,7 @@ func (o *fitOptions) run(cmd *cobra.Command) error {
 			return errors.New("--stream needs --test (the training rows are not kept in memory)")
 		}
 		var cols model.Columns
-		cfg.Stream, cols, err = study.StreamCSVColumns(o.train, data.CSVOptions{Label: o.label, Targets: o.targets, Weight: o.weightCol})
+		cfg.Stream, cols, err = model.StreamCSVColumns(o.train, data.CSVOptions{Label: o.label, Targets: o.targets, Weight: o.weightCol})
 		cfg.Names, cfg.Label, cfg.TargetNames = cols.Names, cols.Label, cols.Targets
 	} else if cfg.Train, err = data.Open(o.train, data.OpenOptions{Format: o.format, Label: o.label, Targets: o.targets, Weight: o.weightCol}); err == nil {
 		cfg.Names, label = cfg.Train.Names, cfg.Train.Label
@@ -290,7 +289,7 @@ func (o *fitOptions) run(cmd *cobra.Command) error {
 	if cfg.Train != nil {
 		width = cfg.Train.Cols()
 	}
-	if cfg.Model.Task, err = study.ParseTask(o.task, cfg.Train); err != nil {
+	if cfg.Model.Task, err = model.ParseTask(o.task, cfg.Train); err != nil {
 		return err
 	}
 	if multi {
@@ -318,7 +317,7 @@ func (o *fitOptions) run(cmd *cobra.Command) error {
 		}
 	}
 	update, finish := progress("fit")
-	r, m, err := study.Fit(cmd.Context(), cfg, update)
+	r, m, err := model.RunJob(cmd.Context(), cfg, update)
 	finish()
 	if err != nil {
 		return err
@@ -342,7 +341,7 @@ func (o *fitOptions) run(cmd *cobra.Command) error {
 	}
 	if o.json {
 		return report.JSON(cmd.OutOrStdout(), struct {
-			*study.FitResult
+			*model.JobResult
 			RMSEPerTarget []float64 `json:"rmse_per_target,omitempty"`
 		}{r, perTarget})
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/model"
 	"github.com/kernelkit/kernelkit/sampler"
-	"github.com/kernelkit/kernelkit/study"
 )
 
 // TestFitMap: fit --map nystrom/kmeans --features 64 writes a model file
@@ -62,10 +61,10 @@ func TestFitMap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := study.FitConfig{Train: tr, Test: te, Names: tr.Names, MapName: "nystrom/kmeans",
+	cfg := model.Job{Train: tr, Test: te, Names: tr.Names, MapName: "nystrom/kmeans",
 		Model:      model.Options{Task: model.Classification, Lambda: 0.5, Standardize: true, Features: features.Config{Kernel: "rbf", Gamma: 1.0 / 16, Features: 64, Sampler: s, Seed: 7}},
 		MapOptions: features.Options{InputDim: 16, Features: 64, Gamma: 1.0 / 16, Sampler: s, Seed: 7}}
-	_, m, err := study.Fit(context.Background(), cfg, nil)
+	_, m, err := model.RunJob(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
