@@ -14,10 +14,10 @@
 // bytes whatever the scheduling.
 //
 // Toeplitz products (the token mixers of tnn, ski-tnn and fd-tnn) embed
-// each channel's Toeplitz matrix in a circulant of size 2n and multiply
-// spectra: up to n = 1024 the real DFTs are dense products through the
+// each channel's Toeplitz matrix in a circulant and multiply spectra: up
+// to n = 1024 the real DFTs of size 2n are dense products through the
 // BLAS (split by the j ↔ n − j symmetry, batched over the channels),
-// beyond that gonum's real FFT; the backward pass is the product with the
+// beyond that gonum's real FFT at the power of two ≥ 2n; the backward pass is the product with the
 // conjugate spectrum and the coefficient gradient a correlation summed
 // over the batch in the frequency domain.
 //
