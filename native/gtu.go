@@ -1,7 +1,5 @@
 package native
 
-import "github.com/kernelkit/kernelkit/internal/parallel"
-
 // gtu is TNN's gated Toeplitz unit (nn.GTU): u = SiLU(xW_u + b_u), v =
 // SiLU(xW_v + b_v), output (u ⊙ TNO(v))W_o + b_o, the token mixer acting
 // on the expanded width e.
@@ -42,7 +40,7 @@ func (l *gtu[T]) Forward(x []T, B, L int) []T {
 	siluFwd(vp, l.v, l.sv)
 	l.t = l.tno.Forward(l.v, B, L)
 	l.g = grow(l.g, rows*l.e)
-	parallel.Chunks(len(l.g), rowChunk*64, func(_, lo, hi int) {
+	chunks(len(l.g), rowChunk*64, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			l.g[i] = l.u[i] * l.t[i]
 		}
@@ -55,14 +53,14 @@ func (l *gtu[T]) Backward(dy []T) []T {
 	dg := l.lo.backward(dy)
 	n := len(dg)
 	l.du, l.dv = grow(l.du, n), grow(l.dv, n)
-	parallel.Chunks(n, rowChunk*64, func(_, lo, hi int) {
+	chunks(n, rowChunk*64, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			l.du[i] = dg[i] * l.t[i] * siluGrad(l.lu.y[i], l.su[i])
 			l.dv[i] = dg[i] * l.u[i]
 		}
 	})
 	dt := l.tno.Backward(l.dv)
-	parallel.Chunks(n, rowChunk*64, func(_, lo, hi int) {
+	chunks(n, rowChunk*64, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			l.dv[i] = dt[i] * siluGrad(l.lv.y[i], l.sv[i])
 		}
@@ -105,7 +103,7 @@ func (l *glu[T]) Forward(x []T, B, L int) []T {
 	c := l.l2.forward(x, rows)
 	l.sa, l.s, l.g = grow(l.sa, len(a)), grow(l.s, len(a)), grow(l.g, len(a))
 	sigm := sigmoidFunc[T]()
-	parallel.Chunks(len(a), rowChunk*64, func(_, lo, hi int) {
+	chunks(len(a), rowChunk*64, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			s := sigm(a[i])
 			l.sa[i] = s
@@ -122,7 +120,7 @@ func (l *glu[T]) Backward(dy []T) []T {
 	n := len(dg)
 	l.d1, l.d2 = grow(l.d1, n), grow(l.d2, n)
 	a, c := l.l1.y, l.l2.y
-	parallel.Chunks(n, rowChunk*64, func(_, lo, hi int) {
+	chunks(n, rowChunk*64, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			l.d1[i] = dg[i] * c[i] * siluGrad(a[i], l.sa[i])
 			l.d2[i] = dg[i] * l.s[i]

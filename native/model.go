@@ -5,7 +5,6 @@ import (
 	"math"
 	"strings"
 
-	"github.com/kernelkit/kernelkit/internal/parallel"
 	"github.com/kernelkit/kernelkit/internal/rng"
 	"github.com/kernelkit/kernelkit/nn"
 )
@@ -366,7 +365,7 @@ func (m *Model[T]) Backward() {
 	if m.emb.Trainable {
 		// Rows in order: each token's gradient sums its positions in a
 		// fixed order; split over columns for the cores.
-		parallel.Chunks(d, colChunk, func(_, lo, hi int) {
+		chunks(d, colChunk, func(_, lo, hi int) {
 			for r := 0; r < rows; r++ {
 				dst := m.emb.Grad[int(m.tokens[r])*d:]
 				for j := lo; j < hi; j++ {

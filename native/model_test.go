@@ -1,7 +1,9 @@
 package native
 
 import (
+	"bytes"
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -203,6 +205,46 @@ func TestModelRejectsBadInputs(t *testing.T) {
 	for _, cfg := range []nn.ModelConfig{{Kind: "rnn", Vocab: 3, Classes: 2, Length: 4, Width: 2, Depth: 1}, {Kind: nn.KindTNN}} {
 		if _, err := NewModel[float32](cfg); err == nil {
 			t.Errorf("config %+v: no error", cfg)
+		}
+	}
+}
+
+// TestStepsAreReproducible trains a few float32 steps twice, on all cores
+// and on one, and requires the same bytes: ranges of work are fixed by
+// the shapes, not by the scheduling or the number of cores.
+func TestStepsAreReproducible(t *testing.T) {
+	for _, cfg := range []nn.ModelConfig{tinyModels()[2], tinyModels()[4], tinyOtherModels()[1]} {
+		cfg.Length, cfg.Width = 64, 8 // enough rows for several work ranges
+		tokens := make([]int32, 40*cfg.Length)
+		for i := range tokens {
+			tokens[i] = int32(i*7%cfg.Vocab) * int32(min(1, i%cfg.Length/5))
+		}
+		labels := make([]int32, 40)
+		for i := range labels {
+			labels[i] = int32(i % cfg.Classes)
+		}
+		run := func(procs int) []Variable {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			tr, err := New[float32](cfg, Options{LR: 1e-2, WeightDecay: 0.01, Warmup: 1, Steps: 3}, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for s := 0; s < 3; s++ {
+				if _, err := tr.Step(tokens, labels); err != nil {
+					t.Fatal(err)
+				}
+			}
+			vars, err := tr.ExportVariables()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return vars
+		}
+		a, b := run(max(2, runtime.GOMAXPROCS(0))), run(1)
+		for i := range a {
+			if !bytes.Equal(a[i].Data, b[i].Data) {
+				t.Errorf("%s: %s/%s differs between runs on several cores and on one", cfg.Kind, a[i].Scope, a[i].Name)
+			}
 		}
 	}
 }

@@ -2,6 +2,8 @@ package native
 
 import (
 	"math"
+	"sync"
+	"sync/atomic"
 
 	"github.com/kernelkit/kernelkit/internal/parallel"
 )
@@ -46,7 +48,7 @@ func gemmRows[T Float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T,
 		gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	parallel.Chunks(m, gemmChunk, func(_, lo, hi int) {
+	chunks(m, gemmChunk, func(_, lo, hi int) {
 		off := lo * lda
 		if tA {
 			off = lo
@@ -63,7 +65,7 @@ func gemmCols[T Float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T,
 		gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	parallel.Chunks(n, colChunk, func(_, lo, hi int) {
+	chunks(n, colChunk, func(_, lo, hi int) {
 		off := lo
 		if tB {
 			off = lo * ldb
@@ -72,9 +74,47 @@ func gemmCols[T Float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T,
 	})
 }
 
+// chunks calls fn(worker, lo, hi) for the consecutive ranges [lo, hi) of
+// size chunk (the last shorter) covering [0, n), on parallel.Workers
+// goroutines that take the next range as they become free (a shared
+// counter), so that a core slowed by other processes does not hold the
+// others back. The worker index (for scratch space) does not decide what
+// a range computes: every call site writes each range's results apart
+// from the others' (partial sums are kept per range or per sequence and
+// merged in order), so the bytes do not depend on the scheduling.
+func chunks(n, chunk int, fn func(worker, lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	chunk = max(chunk, 1)
+	nch := (n + chunk - 1) / chunk
+	w := parallel.Workers(nch)
+	if w == 1 {
+		for lo := 0; lo < n; lo += chunk {
+			fn(0, lo, min(lo+chunk, n))
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for k := 0; k < w; k++ {
+		wg.Go(func() {
+			for {
+				c := int(next.Add(1) - 1)
+				if c >= nch {
+					return
+				}
+				lo := c * chunk
+				fn(k, lo, min(lo+chunk, n))
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // forRows calls fn on fixed chunks of [0, n) on all cores.
 func forRows(n int, fn func(lo, hi int)) {
-	parallel.Chunks(n, rowChunk, func(_, lo, hi int) { fn(lo, hi) })
+	chunks(n, rowChunk, func(_, lo, hi int) { fn(lo, hi) })
 }
 
 // sigmoid is the logistic function 1/(1 + e^(−x)).
@@ -225,7 +265,7 @@ type activation[T Float] struct {
 // (σ kept for the backward pass).
 func siluFwd[T Float](x, out, sig []T) {
 	sigm := sigmoidFunc[T]()
-	parallel.Chunks(len(x), rowChunk*64, func(_, lo, hi int) {
+	chunks(len(x), rowChunk*64, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			s := sigm(x[i])
 			sig[i] = s

@@ -330,7 +330,7 @@ func (t *fdTNO[T]) coefByFFT(k []T) {
 	}
 	ws := t.fdWorkers()
 	inv := 1 / float64(2*n)
-	parallel.Chunks(e, channelChunk, func(w, lo, hi int) {
+	chunks(e, channelChunk, func(w, lo, hi int) {
 		wk := &ws[w]
 		for c := lo; c < hi; c++ {
 			for m := 0; m <= n; m++ {
@@ -360,7 +360,7 @@ func (t *fdTNO[T]) coefGradByFFT(dc []T) {
 	}
 	ws := t.fdWorkers()
 	inv := 1 / float64(2*n)
-	parallel.Chunks(e, channelChunk, func(w, lo, hi int) {
+	chunks(e, channelChunk, func(w, lo, hi int) {
 		wk := &ws[w]
 		for c := lo; c < hi; c++ {
 			wk.re[n] = 0
@@ -438,14 +438,14 @@ func (t *skiTNO[T]) Forward(x []T, B, _ int) []T {
 	}
 	gemm(false, false, 2*r-1, e, t.grid, 1, t.mm, t.grid, t.vm, e, 0, t.a, e)
 	t.z = grow(t.z, B*r*e)
-	parallel.Chunks(B, 1, func(_, lo, hi int) {
+	chunks(B, 1, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			gemm(true, false, r, e, n, 1, t.w, r, x[b*n*e:], e, 0, t.z[b*r*e:], e)
 		}
 	})
 	az := t.toep.forward(t.z, B, t.a)
 	t.y = grow(t.y, B*n*e)
-	parallel.Chunks(B, 1, func(_, lo, hi int) {
+	chunks(B, 1, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			gemm(false, false, n, e, r, 1, t.w, r, az[b*r*e:], e, 0, t.y[b*n*e:], e)
 			t.convForward(b)
@@ -483,7 +483,7 @@ func (t *skiTNO[T]) Backward(dy []T) []T {
 	n, e, r, m, B := t.n, t.e, t.r, t.m, t.batch
 	c0 := (m - 1) / 2
 	t.dz = grow(t.dz, B*r*e)
-	parallel.Chunks(B, 1, func(_, lo, hi int) {
+	chunks(B, 1, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			gemm(true, false, r, e, n, 1, t.w, r, dy[b*n*e:], e, 0, t.dz[b*r*e:], e)
 		}
@@ -491,7 +491,7 @@ func (t *skiTNO[T]) Backward(dy []T) []T {
 	dz := t.toep.backward(t.dz)
 	t.dx = grow(t.dx, B*n*e)
 	t.dfPart = grow(t.dfPart, B*m*e)
-	parallel.Chunks(B, 1, func(_, lo, hi int) {
+	chunks(B, 1, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			gemm(false, false, n, e, r, 1, t.w, r, dz[b*r*e:], e, 0, t.dx[b*n*e:], e)
 			x := t.x[b*n*e : (b+1)*n*e]

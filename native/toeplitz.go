@@ -82,7 +82,7 @@ func (t *toeplitzFFT[T]) forward(x []T, batch int, coef []T) []T {
 	t.y = grow(t.y, batch*n*e)
 	ws := t.workers(parallel.Workers((e + channelChunk - 1) / channelChunk))
 	inv := 1 / float64(N)
-	parallel.Chunks(e, channelChunk, func(w, lo, hi int) {
+	chunks(e, channelChunk, func(w, lo, hi int) {
 		wk := &ws[w]
 		for c := lo; c < hi; c++ {
 			// First column of the circulant: t_0 … t_{n−1}, 0, t_{−(n−1)} … t_{−1}.
@@ -126,7 +126,7 @@ func (t *toeplitzFFT[T]) backward(dy []T) []T {
 	ws := t.workers(parallel.Workers((e + channelChunk - 1) / channelChunk))
 	N, nb := t.size, t.size/2+1
 	inv := 1 / float64(N)
-	parallel.Chunks(e, channelChunk, func(w, lo, hi int) {
+	chunks(e, channelChunk, func(w, lo, hi int) {
 		wk := &ws[w]
 		for c := lo; c < hi; c++ {
 			ks := t.spec[c*nb : (c+1)*nb]

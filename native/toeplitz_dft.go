@@ -3,8 +3,6 @@ package native
 import (
 	"math"
 	"sync"
-
-	"github.com/kernelkit/kernelkit/internal/parallel"
 )
 
 // dftMaxLength is the longest sequence whose Toeplitz products run as
@@ -219,7 +217,7 @@ func (t *toeplitzFFT[T]) dftForward(x []T, batch int, coef []T) []T {
 	t.wd = grow(t.wd, batch*w*e)
 	t.y = grow(t.y, batch*n*e)
 	u, v, pq := t.dftScratch(batch)
-	parallel.Chunks(batch, 1, func(_, lo, hi int) {
+	chunks(batch, 1, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			xs := t.xd[b*w*e : (b+1)*w*e]
 			ys := t.wd[b*w*e : (b+1)*w*e]
@@ -238,7 +236,7 @@ func (t *toeplitzFFT[T]) dftBackward(dy []T) []T {
 	t.dx = grow(t.dx, batch*n*e)
 	t.dyd = grow(t.dyd, batch*w*e)
 	u, v, pq := t.dftScratch(batch)
-	parallel.Chunks(batch, 1, func(_, lo, hi int) {
+	chunks(batch, 1, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			ds := t.dyd[b*w*e : (b+1)*w*e]
 			ps := t.wd[b*w*e : (b+1)*w*e]
@@ -249,7 +247,7 @@ func (t *toeplitzFFT[T]) dftBackward(dy []T) []T {
 	})
 	// S = Σ_b DY_b ⊙ conj(X_b), summed over b in order for every bin.
 	t.sd = grow(t.sd, w*e)
-	parallel.Chunks(n+1, 16, func(_, lo, hi int) {
+	chunks(n+1, 16, func(_, lo, hi int) {
 		for m := lo; m < hi; m++ {
 			re, im := p.reRow[m], p.imRow[m]
 			sr := t.sd[re*e : (re+1)*e]

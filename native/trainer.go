@@ -8,7 +8,6 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
-	"github.com/kernelkit/kernelkit/internal/parallel"
 	"github.com/kernelkit/kernelkit/nn"
 )
 
@@ -226,7 +225,7 @@ func (t *Trainer[T]) update(lr64 float64) {
 			continue
 		}
 		m1, m2 := t.m1[i], t.m2[i]
-		parallel.Chunks(len(p.Value), rowChunk*64, func(_, lo, hi int) {
+		chunks(len(p.Value), rowChunk*64, func(_, lo, hi int) {
 			for j := lo; j < hi; j++ {
 				g := p.Grad[j]
 				m1[j] = b1*m1[j] + (1-b1)*g
