@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/kernelkit/kernelkit/data"
+	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/linear"
 )
 
@@ -112,9 +113,9 @@ type Labels struct {
 	NotClass  *BadRow
 }
 
-// maxClassLabel is the largest label model.FitStream accepts as a class
-// index.
-const maxClassLabel = 1e6
+// maxClassLabel is the largest label model.Fit and model.FitStream accept
+// as a class index (limits.MaxClasses − 1).
+const maxClassLabel = limits.MaxClasses - 1
 
 // add accumulates the labels y of rows at lines of file.
 func (l *Labels) add(y []float64, file string, lines []int64) {
