@@ -71,14 +71,26 @@ long)
   done
   ;;
 adapters)
-  echo "== pre-train transformer on listops"
+  # SNNK adapters of M random features against bottleneck adapters of equal
+  # and of 3× the SNNK parameter count, counted as the SNNK paper counts an
+  # adapter: SNNK (M+1)·d (tower A and gate v), bottleneck 2·d·k + k + d.
+  # Every seed of SEEDS (default 1 2 3) fine-tunes with its own model seed
+  # and its own SNNK random tower (--adapter-seed).
+  M=${ADAPTER_M:-16}
+  keq=$(( (M * WIDTH + WIDTH) / (2 * WIDTH + 1) ))
+  k3=$(( (3 * (M + 1) * WIDTH - WIDTH + WIDTH) / (2 * WIDTH + 1) ))
+  echo "== pre-train transformer on listops (seed $SEED); bottleneck k = $keq (equal) and $k3 (3x) against SNNK M = $M"
   "$kk" train --task listops --model transformer --steps "$STEPS" "${common[@]}" \
     --checkpoint "$out/pretrained.ckpt" --json > "$out/pretrain.json"
-  echo "== fine-tune on recall without adapters (classifier only), then with adapters"
-  ft=(--task recall --pairs 4 --model transformer --steps "$STEPS" "${common[@]}" --init-from "$out/pretrained.ckpt" --freeze)
-  "$kk" train "${ft[@]}" --json > "$out/finetune-head.json"
-  "$kk" train "${ft[@]}" --adapter bottleneck --adapter-size $((WIDTH / 2)) --json > "$out/finetune-bottleneck.json"
-  "$kk" train "${ft[@]}" --adapter snnk --adapter-size 16 --json > "$out/finetune-snnk.json"
+  for seed in ${SEEDS:-1 2 3}; do
+    echo "== seed $seed: fine-tune on recall, classifier only, then with adapters"
+    ft=(--task recall --pairs 4 --model transformer --steps "$STEPS" "${common[@]}" --seed "$seed"
+      --init-from "$out/pretrained.ckpt" --freeze)
+    "$kk" train "${ft[@]}" --json > "$out/finetune-head-s$seed.json"
+    "$kk" train "${ft[@]}" --adapter bottleneck --adapter-size "$keq" --json > "$out/finetune-bottleneck$keq-s$seed.json"
+    "$kk" train "${ft[@]}" --adapter bottleneck --adapter-size "$k3" --json > "$out/finetune-bottleneck$k3-s$seed.json"
+    "$kk" train "${ft[@]}" --adapter snnk --adapter-size "$M" --adapter-seed "$seed" --json > "$out/finetune-snnk-s$seed.json"
+  done
   echo "== reference: full training on recall"
   "$kk" train --task recall --pairs 4 --model transformer --steps "$STEPS" "${common[@]}" --json > "$out/recall-full.json"
   ;;
