@@ -271,7 +271,14 @@ func (b *builder) bias(ctx *context.Context, name string, n int) *Node {
 // non-trainable variables named "omega" and "tower", set by the caller
 // before training (see FixedVariables).
 func (c *ModelConfig) Logits(ctx *context.Context, tokens *Node) *Node {
-	b := &builder{cfg: c, g: tokens.Graph(), dtype: dtypes.Float32}
+	return c.LogitsDType(ctx, tokens, dtypes.Float32)
+}
+
+// LogitsDType is Logits with the model's variables and computation in
+// dtype (Logits is float32): the float64 reference against which the
+// native engine (package native) checks its forward and backward passes.
+func (c *ModelConfig) LogitsDType(ctx *context.Context, tokens *Node, dtype dtypes.DType) *Node {
+	b := &builder{cfg: c, g: tokens.Graph(), dtype: dtype}
 	mask := ConvertDType(NotEqual(tokens, ZerosLike(tokens)), b.dtype) // B×L
 	emb := b.variable(ctx.In("embed"), "tokens", initializers.RandomNormalFn(ctx, 1), true, c.Vocab, c.Width)
 	x := Gather(emb, InsertAxes(tokens, -1)) // B×L×d
