@@ -142,42 +142,6 @@ func (t *tnnTNO[T]) Backward(dy []T) []T {
 	return dx
 }
 
-// fdMatrices is nn's inverse real DFT as matrices ((2n−1)×(n+1) each):
-// the Toeplitz coefficients of a response a + i·b on ω_m = mπ/n are re·a +
-// im·b; causal zeroes the negative lags and applies the Hilbert window.
-func fdMatrices(n int, causal bool) (re, im []float64) {
-	re = make([]float64, (2*n-1)*(n+1))
-	im = make([]float64, (2*n-1)*(n+1))
-	inv := 1 / float64(2*n)
-	for k := -(n - 1); k < n; k++ {
-		t := (k + 2*n) % (2 * n)
-		w := 1.0
-		if causal {
-			switch {
-			case k < 0:
-				continue
-			case k > 0:
-				w = 2
-			}
-		}
-		rr := re[(k+n-1)*(n+1):]
-		ri := im[(k+n-1)*(n+1):]
-		for m := 0; m <= n; m++ {
-			th := math.Pi * float64(m*t) / float64(n)
-			switch m {
-			case 0:
-				rr[m] = w * inv
-			case n:
-				rr[m] = w * inv * math.Cos(th)
-			default:
-				rr[m] = w * 2 * inv * math.Cos(th)
-				ri[m] = -w * 2 * inv * math.Sin(th)
-			}
-		}
-	}
-	return re, im
-}
-
 // fdCache holds fdMatrices converted to T by length, form and element
 // type, shared (read-only) by every FD-TNN layer.
 var fdCache sync.Map // fdKey → [2][]T
@@ -195,7 +159,7 @@ func sharedFDMatrices[T Float](n int, causal bool) (re, im []T) {
 	key := fdKey{n, causal, dtypeName[T]()}
 	v, ok := fdCache.Load(key)
 	if !ok {
-		r, i := fdMatrices(n, causal)
+		r, i := nn.FDMatrices(n, causal)
 		m := [2][]T{toT[T](r), nil}
 		if !causal {
 			m[1] = toT[T](i)

@@ -287,13 +287,14 @@ func FDInput(g *Graph, dtype dtypes.DType, n int) *Node {
 	return constant(g, dtype, c, n+1, 1)
 }
 
-// fdMatrices returns the inverse real DFT as matrices: the kernel of a
+// FDMatrices returns the inverse real DFT as matrices: the kernel of a
 // spectrum k̂ = a + i·b on ω_m = mπ/n (m = 0…n; b_0 and b_n ignored) is
 // h[t] = (1/2n)[a_0 + (−1)^t a_n + 2 Σ_{m=1}^{n−1}(a_m cos(πmt/n) − b_m
 // sin(πmt/n))]. The rows are the Toeplitz offsets k = −(n−1)…n−1 (row
 // k+n−1, lag t = k mod 2n); causal zeroes the negative lags and applies
 // the Hilbert window (1, 2, …, 2) of toeplitz.HilbertCausal to the others.
-func fdMatrices(n int, causal bool) (re, im []float64) {
+// Package native shares them.
+func FDMatrices(n int, causal bool) (re, im []float64) {
 	re = make([]float64, (2*n-1)*(n+1))
 	im = make([]float64, (2*n-1)*(n+1))
 	inv := 1 / float64(2*n)
@@ -332,7 +333,7 @@ func fdMatrices(n int, causal bool) (re, im []float64) {
 // lags, computed as an inverse DFT matrix product.
 func FDCausalCoefficients(khat *Node) *Node {
 	n := khat.Shape().Dim(0) - 1
-	re, _ := fdMatrices(n, true)
+	re, _ := FDMatrices(n, true)
 	return matMul(constant(khat.Graph(), khat.DType(), re, 2*n-1, n+1), khat)
 }
 
@@ -341,7 +342,7 @@ func FDCausalCoefficients(khat *Node) *Node {
 // ((n+1)×d each; the imaginary part is taken as zero at ω = 0 and π).
 func FDBidirectionalCoefficients(re, im *Node) *Node {
 	n := re.Shape().Dim(0) - 1
-	mr, mi := fdMatrices(n, false)
+	mr, mi := FDMatrices(n, false)
 	g := re.Graph()
 	return Add(matMul(constant(g, re.DType(), mr, 2*n-1, n+1), re), matMul(constant(g, im.DType(), mi, 2*n-1, n+1), im))
 }
