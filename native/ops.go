@@ -2,8 +2,6 @@ package native
 
 import (
 	"math"
-	"sync"
-	"sync/atomic"
 
 	"github.com/kernelkit/kernelkit/internal/parallel"
 )
@@ -87,29 +85,10 @@ func chunks(n, chunk int, fn func(worker, lo, hi int)) {
 		return
 	}
 	chunk = max(chunk, 1)
-	nch := (n + chunk - 1) / chunk
-	w := parallel.Workers(nch)
-	if w == 1 {
-		for lo := 0; lo < n; lo += chunk {
-			fn(0, lo, min(lo+chunk, n))
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for k := 0; k < w; k++ {
-		wg.Go(func() {
-			for {
-				c := int(next.Add(1) - 1)
-				if c >= nch {
-					return
-				}
-				lo := c * chunk
-				fn(k, lo, min(lo+chunk, n))
-			}
-		})
-	}
-	wg.Wait()
+	parallel.Tasks((n+chunk-1)/chunk, func(worker, c int) {
+		lo := c * chunk
+		fn(worker, lo, min(lo+chunk, n))
+	})
 }
 
 // forRows calls fn on fixed chunks of [0, n) on all cores.
