@@ -101,8 +101,11 @@ func (x *exchange) Unwrap() http.ResponseWriter { return x.ResponseWriter }
 
 // send writes a JSON body. A failed write means the client went away; it
 // is counted, nothing else can be done.
-func (x *exchange) send(code int, body []byte) {
-	x.Header().Set("Content-Type", "application/json")
+func (x *exchange) send(code int, body []byte) { x.sendType(code, "application/json", body) }
+
+// sendType writes a body of the given content type.
+func (x *exchange) sendType(code int, contentType string, body []byte) {
+	x.Header().Set("Content-Type", contentType)
 	x.WriteHeader(code)
 	if _, err := x.Write(body); err != nil {
 		x.kind = kindWriteError
@@ -143,8 +146,10 @@ func (s *Server) handle(pattern, endpoint string, methods []string, h func(*exch
 		case !s.hostAllowed(r):
 			x.fail(errorf(http.StatusForbidden, kindForbiddenHost, "Host %.80q is not allowed: this server listens on a loopback address "+
 				"and answers requests for localhost or a loopback address only (add names with kernelkit serve --allowed-hosts, Config.AllowedHosts)", r.Host))
-		case methods != nil && r.Method == http.MethodPost && !jsonContentType(r.Header):
-			x.fail(errorf(http.StatusUnsupportedMediaType, kindMediaType, "Content-Type %.60q: POST requests must be application/json",
+		case methods != nil && r.Method == http.MethodPost && !jsonContentType(r.Header) &&
+			!(binaryEndpoint(endpoint) && binaryContentType(r.Header)):
+			x.fail(errorf(http.StatusUnsupportedMediaType, kindMediaType, "Content-Type %.60q: POST requests must be application/json "+
+				"(or application/octet-stream with the binary tensor data extension's header "+HeaderContentLength+")",
 				strings.Join(r.Header.Values("Content-Type"), ", ")))
 		default:
 			h(x)
@@ -245,6 +250,24 @@ func jsonContentType(h http.Header) bool {
 	return true
 }
 
+// binaryEndpoint reports whether endpoint takes the binary tensor data
+// extension.
+func binaryEndpoint(endpoint string) bool { return endpoint == epInfer || endpoint == epTransform }
+
+// binaryContentType reports whether h is that of a request with the
+// binary tensor data extension: the header HeaderContentLength and the
+// one Content-Type application/octet-stream (like application/json, a
+// type a web page cannot send cross-origin without the preflight this
+// server refuses).
+func binaryContentType(h http.Header) bool {
+	v := h.Values("Content-Type")
+	if len(v) != 1 || len(h.Values(HeaderContentLength)) == 0 {
+		return false
+	}
+	mt, params, err := mime.ParseMediaType(v[0])
+	return err == nil && mt == "application/octet-stream" && len(params) == 0
+}
+
 func (s *Server) live(x *exchange) { x.sendJSON(http.StatusOK, map[string]bool{"live": true}) }
 
 func (s *Server) ready(x *exchange) {
@@ -256,26 +279,27 @@ func (s *Server) ready(x *exchange) {
 }
 
 func (s *Server) serverMetadata(x *exchange) {
-	ext := []string{"kernelkit_transform"}
+	x.sendJSON(http.StatusOK, ServerMetadata{Name: Platform, Version: s.cfg.Version, Extensions: s.extensions()})
+}
+
+// extensions lists the protocol extensions the server implements.
+func (s *Server) extensions() []string {
+	ext := []string{"kernelkit_transform", ExtensionBinaryData}
 	if s.cfg.EnableRepository {
 		ext = append(ext, "model_repository")
 	}
-	x.sendJSON(http.StatusOK, ServerMetadata{Name: Platform, Version: s.cfg.Version, Extensions: ext})
+	return ext
 }
 
 // lookup returns the model of the request's path and its current version,
 // or answers 404.
 func (s *Server) lookup(x *exchange) (*entry, *snapshot) {
-	name := x.r.PathValue("name")
-	e, ok := s.models[name]
-	if !ok {
-		x.fail(errorf(http.StatusNotFound, kindUnknownModel, "unknown model %.80q", name))
-		return nil, nil
+	e, sn, err := s.findModel(x.r.PathValue("name"), x.r.PathValue("version"))
+	if e != nil {
+		x.model = e.name
 	}
-	x.model = e.name
-	sn := e.cur.Load()
-	if v := x.r.PathValue("version"); v != "" && v != sn.vstr {
-		x.fail(errorf(http.StatusNotFound, kindUnknownVersion, "model %q serves version %s, not %.20q", e.name, sn.vstr, v))
+	if err != nil {
+		x.fail(err)
 		return nil, nil
 	}
 	return e, sn
@@ -425,9 +449,6 @@ func putBuf(b *bytes.Buffer) {
 // timeout into buf.
 func (s *Server) readBody(x *exchange, buf *bytes.Buffer) *apiError {
 	r := x.r
-	if r.Header.Get("Inference-Header-Content-Length") != "" {
-		return errorf(http.StatusBadRequest, kindUnsupported, "binary tensor data is not supported; send JSON")
-	}
 	if r.ContentLength > s.cfg.MaxBodyBytes {
 		return errorf(http.StatusRequestEntityTooLarge, kindBodyTooLarge, "request body of %d bytes is over the limit of %d", r.ContentLength, s.cfg.MaxBodyBytes)
 	}
@@ -455,100 +476,79 @@ func (s *Server) readBody(x *exchange, buf *bytes.Buffer) *apiError {
 }
 
 // predict answers infer (scores, labels or values) and transform
-// (features) calls.
+// (features) calls, in JSON or with the binary tensor data extension.
 func (s *Server) predict(x *exchange, transform bool) {
 	e, sn := s.lookup(x)
 	if e == nil {
 		return
 	}
-	e.arriving.Add(1)
-	queued := false
-	defer func() {
-		if !queued {
-			e.arriving.Add(-1)
-		}
-	}()
+	a := arrive(e)
+	defer a.leave()
 	ctx, cancel := context.WithTimeout(x.r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
+	hlen, binary, herr := headerLength(x.r.Header)
+	if herr != nil {
+		x.fail(herr)
+		return
+	}
 	in := bufPool.Get().(*bytes.Buffer)
 	defer putBuf(in)
 	if err := s.readBody(x, in); err != nil {
 		x.fail(err)
 		return
 	}
-	req, err := decodeRequest(in.Bytes())
+	body, bin := in.Bytes(), []byte(nil)
+	if binary {
+		if hlen > int64(len(body)) {
+			x.fail(errorf(http.StatusBadRequest, kindBadRequest, "%s is %d, the body has %d bytes", HeaderContentLength, hlen, len(body)))
+			return
+		}
+		body, bin = body[:hlen], body[hlen:]
+	}
+	req, err := decodeRequest(body)
 	if err != nil {
 		x.fail(err)
 		return
 	}
 	m := sn.m
 	d, dim := m.Map.InputDim(), m.Map.Dim()
-	rows, n, err := req.input(d, s.cfg.MaxRows)
+	rows, n, err := req.input(d, s.cfg.MaxRows, bin, binary)
 	if err != nil {
 		x.fail(err)
 		return
 	}
-	var outs []string
-	switch {
-	case transform:
+	if transform {
 		if nv, lerr := limits.Mul(n, dim); lerr != nil || nv > MaxTransformValues {
 			x.fail(errorf(http.StatusRequestEntityTooLarge, kindTooManyRows,
 				"%d rows of %d features are over the transform limit of %d values", n, dim, MaxTransformValues))
 			return
 		}
-		outs, err = req.outputs([]string{OutputFeatures}, []string{OutputFeatures})
-	case m.Task == model.Classification && m.Calibration != nil:
-		outs, err = req.outputs([]string{OutputLabel, OutputScores, OutputProbabilities}, []string{OutputLabel},
-			ScoresParameter, ProbabilitiesParameter)
-	case m.Task == model.Classification:
-		var asked bool
-		if asked, err = req.asks(OutputProbabilities); err == nil && asked {
-			err = errorf(http.StatusBadRequest, kindBadOutput, "output %q needs a calibrated model: model %q (version %s) was fitted without calibration (kernelkit fit --calibrate); its outputs are %s, %s",
-				OutputProbabilities, e.name, sn.vstr, OutputLabel, OutputScores)
-		}
-		if err == nil {
-			outs, err = req.outputs([]string{OutputLabel, OutputScores}, []string{OutputLabel}, ScoresParameter)
-		}
-	default:
-		outs, err = req.outputs([]string{OutputValue}, []string{OutputValue})
 	}
+	outs, err := selectOutputs(e, sn, transform, req.outputList(), req.boolParameter)
 	if err != nil {
 		x.fail(err)
 		return
 	}
-	j := &job{ctx: ctx, snap: sn, x: mat.NewDense(n, d, rows), transform: transform, done: make(chan jobResult, 1)}
-	e.arriving.Add(-1)
-	queued = true
-	res := s.run(e, j)
-	if res.err != nil {
-		x.fail(res.err)
+	binOut, err := req.binaryOutputs(outs)
+	if err != nil {
+		x.fail(err)
 		return
 	}
-	if !finite(res.out) {
-		x.fail(errorf(http.StatusBadRequest, kindOutOfRange, "the model's output for these rows is not finite (inputs out of range)"))
+	res, err := s.infer(ctx, a, sn, transform, rows, n, outs)
+	if err != nil {
+		x.fail(err)
 		return
-	}
-	var probs *mat.Dense // the calibrated probabilities, if asked for
-	if slices.Contains(outs, OutputProbabilities) {
-		// The scores are finite and the calibration was checked against
-		// the model when it was loaded: an error here is the server's.
-		var perr error
-		if probs, perr = m.Calibration.Probabilities(res.out); perr != nil {
-			x.fail(errorf(http.StatusInternalServerError, kindInternal, "cannot compute the probabilities: %v", perr))
-			return
-		}
-		if !finite(probs) {
-			x.fail(errorf(http.StatusBadRequest, kindOutOfRange, "the model's probabilities for these rows are not finite (inputs out of range)"))
-			return
-		}
 	}
 	bp := respPool.Get().(*[]byte)
 	rw := responseWriter{b: (*bp)[:0]}
 	rw.begin(e.name, sn.vstr, req.ID)
+	size := 0
 	for i, name := range outs {
-		src := res.out
-		if name == OutputProbabilities {
-			src = probs
+		src := res.mats[i]
+		if binOut[i] {
+			rw.binaryOutput(i == 0, name, outputType(name), outputShape(name, src), outputBytes(name, src))
+			size += outputBytes(name, src)
+			continue
 		}
 		rw.output(i == 0, name, outputType(name), outputShape(name, src), func(b []byte) []byte {
 			return appendOutput(b, name, src)
@@ -556,11 +556,39 @@ func (s *Server) predict(x *exchange, transform bool) {
 	}
 	rw.end()
 	x.rows = n
-	x.send(http.StatusOK, rw.b)
+	if size == 0 {
+		x.send(http.StatusOK, rw.b)
+	} else {
+		json := len(rw.b)
+		rw.b = slices.Grow(rw.b, size)
+		for i, name := range outs {
+			if binOut[i] {
+				rw.b = appendRaw(rw.b, name, res.mats[i])
+			}
+		}
+		x.Header().Set(HeaderContentLength, strconv.Itoa(json))
+		x.sendType(http.StatusOK, "application/octet-stream", rw.b)
+	}
 	if cap(rw.b) <= maxPooled {
 		*bp = rw.b
 		respPool.Put(bp)
 	}
+}
+
+// headerLength returns the JSON header length of a request with the
+// binary tensor data extension (binary true), or binary false without its
+// header.
+func headerLength(h http.Header) (n int64, binary bool, err *apiError) {
+	v := h.Values(HeaderContentLength)
+	if len(v) == 0 {
+		return 0, false, nil
+	}
+	n, perr := strconv.ParseInt(strings.TrimSpace(v[0]), 10, 64)
+	if len(v) > 1 || perr != nil || n < 0 {
+		return 0, false, errorf(http.StatusBadRequest, kindBadRequest, "header %s %.40q: want one non-negative integer, the length of the JSON part",
+			HeaderContentLength, strings.Join(v, ", "))
+	}
+	return n, true, nil
 }
 
 func outputType(name string) string {

@@ -8,12 +8,9 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/kernelkit/kernelkit/internal/limits"
 )
 
 // The V2 data types this server reads and writes.
@@ -51,6 +48,24 @@ const ScoresParameter = "scores"
 // {"probabilities": true}) that adds the probabilities output to the
 // default outputs of a calibrated classifier.
 const ProbabilitiesParameter = "probabilities"
+
+// The binary tensor data extension (Triton's, which KServe's and Triton's
+// clients speak): a request whose header HeaderContentLength gives the
+// length of its JSON part may carry an input's values as raw
+// little-endian bytes after the JSON, announced by the input parameter
+// BinaryDataSizeParameter; outputs come back as raw bytes after the JSON
+// response when the request parameter BinaryDataOutputParameter or the
+// output's parameter BinaryDataParameter is true.
+const (
+	HeaderContentLength       = "Inference-Header-Content-Length"
+	BinaryDataSizeParameter   = "binary_data_size"
+	BinaryDataOutputParameter = "binary_data_output"
+	BinaryDataParameter       = "binary_data"
+)
+
+// ExtensionBinaryData is the binary tensor data extension's name in the
+// server metadata.
+const ExtensionBinaryData = "binary_tensor_data"
 
 // AllowSignatureChangeParameter is the repository load request parameter
 // ({"parameters": {"allow_signature_change": true}}) that lets the reload
@@ -195,7 +210,6 @@ const (
 	kindBadDatatype      = "bad_datatype"
 	kindNonFinite        = "non_finite"
 	kindBadOutput        = "bad_output"
-	kindUnsupported      = "unsupported"
 	kindUnknownModel     = "unknown_model"
 	kindUnknownVersion   = "unknown_version"
 	kindBodyTooLarge     = "body_too_large"
@@ -230,24 +244,14 @@ func clip(msg string, n int) string {
 	return msg
 }
 
-// decodeRequest parses an infer request body. Syntax errors (and a body
-// that is not UTF-8) are malformed_json; well-formed JSON of the wrong
-// types, with fields the protocol does not define, or asking for binary
-// tensor data is bad_request (unsupported for binary data).
+// decodeRequest parses an infer request body (or, with the binary tensor
+// data extension, its JSON header). Syntax errors (and a body that is not
+// UTF-8) are malformed_json; well-formed JSON of the wrong types or with
+// fields the protocol does not define is bad_request.
 func decodeRequest(body []byte) (*InferRequest, *apiError) {
 	var req InferRequest
 	if err := decodeStrict(body, &req); err != nil {
 		return nil, err
-	}
-	// Triton's binary extension: answering JSON to a client that asked for
-	// binary data would be a silent change of format.
-	if raw, ok := req.Parameters["binary_data_output"]; ok && string(bytes.TrimSpace(raw)) != "false" {
-		return nil, errorf(http.StatusBadRequest, kindUnsupported, "binary tensor data is not supported (parameter \"binary_data_output\")")
-	}
-	for _, in := range req.Inputs {
-		if _, ok := in.Parameters["binary_data_size"]; ok {
-			return nil, errorf(http.StatusBadRequest, kindUnsupported, "binary tensor data is not supported (input parameter \"binary_data_size\")")
-		}
 	}
 	return &req, nil
 }
@@ -284,33 +288,40 @@ func decodeStrict(body []byte, v any) *apiError {
 
 // input returns the rows of the request's one input tensor as a flat n×d
 // row-major slice, checked against the input dimension d and the row limit
-// maxRows, and (FP32) rounded to single precision.
-func (req *InferRequest) input(d, maxRows int) (rows []float64, n int, err *apiError) {
+// maxRows, and (FP32) rounded to single precision. With the binary tensor
+// data extension (binary true), bin is the request's binary data: the
+// input's values when it has the parameter BinaryDataSizeParameter.
+func (req *InferRequest) input(d, maxRows int, bin []byte, binary bool) (rows []float64, n int, err *apiError) {
 	if len(req.Inputs) != 1 {
 		return nil, 0, errorf(http.StatusBadRequest, kindBadRequest, "request has %d inputs, want 1", len(req.Inputs))
 	}
 	in := &req.Inputs[0]
-	fp32 := false
-	switch in.Datatype {
-	case FP64:
-	case FP32:
-		fp32 = true
-	default:
-		return nil, 0, errorf(http.StatusBadRequest, kindBadDatatype, "input datatype %.20q is not supported, want FP64 or FP32", in.Datatype)
+	n, fp32, err := checkInput(in.Datatype, in.Shape, d, maxRows)
+	if err != nil {
+		return nil, 0, err
 	}
-	if len(in.Shape) != 2 {
-		return nil, 0, errorf(http.StatusBadRequest, kindBadShape, "input shape %v has %d dimensions, want [n, %d]", clipShape(in.Shape), len(in.Shape), d)
+	want := n * d // checked by checkInput
+	if raw, ok := in.Parameters[BinaryDataSizeParameter]; ok {
+		var size int64
+		if uerr := json.Unmarshal(raw, &size); uerr != nil || size < 0 {
+			return nil, 0, errorf(http.StatusBadRequest, kindBadRequest, "input parameter %q must be a non-negative integer", BinaryDataSizeParameter)
+		}
+		switch {
+		case !binary:
+			return nil, 0, errorf(http.StatusBadRequest, kindBadRequest, "input parameter %q needs the binary tensor data extension: a JSON header of %s bytes, then the data",
+				BinaryDataSizeParameter, HeaderContentLength)
+		case in.Data != nil:
+			return nil, 0, errorf(http.StatusBadRequest, kindBadRequest, "input has both \"data\" and the parameter %q: send the values one way", BinaryDataSizeParameter)
+		case size != int64(len(bin)):
+			return nil, 0, errorf(http.StatusBadRequest, kindBadShape, "input parameter %q is %d, but %d bytes of binary data follow the JSON header",
+				BinaryDataSizeParameter, size, len(bin))
+		}
+		rows, err = decodeRaw(bin, fp32, want)
+		return rows, n, err
 	}
-	if in.Shape[0] < 1 || in.Shape[1] != int64(d) {
-		return nil, 0, errorf(http.StatusBadRequest, kindBadShape, "input shape %v, want [n, %d] with n ≥ 1", clipShape(in.Shape), d)
-	}
-	if in.Shape[0] > int64(maxRows) {
-		return nil, 0, errorf(http.StatusRequestEntityTooLarge, kindTooManyRows, "request has %d rows, the limit is %d", in.Shape[0], maxRows)
-	}
-	n = int(in.Shape[0])
-	want, lerr := limits.Mul(n, d)
-	if lerr != nil {
-		return nil, 0, errorf(http.StatusRequestEntityTooLarge, kindTooManyRows, "input of %d×%d values is too large", n, d)
+	if len(bin) > 0 {
+		return nil, 0, errorf(http.StatusBadRequest, kindBadRequest, "%d bytes of binary data follow the JSON header, but the input has no parameter %q",
+			len(bin), BinaryDataSizeParameter)
 	}
 	rows, err = parseData(in.Data, n, d, want)
 	if err != nil {
@@ -559,61 +570,45 @@ func (req *InferRequest) boolParameter(name string) (bool, *apiError) {
 	return b, nil
 }
 
-// outputs returns the outputs to return: those of the request's outputs
-// list, in its order, or the default ones (def, plus each of extras whose
-// request parameter of that name is true, in the order of extras). Every
-// name must be one of allowed.
-func (req *InferRequest) outputs(allowed []string, def []string, extras ...string) ([]string, *apiError) {
+// outputList returns the names of the request's outputs list (nil
+// without one).
+func (req *InferRequest) outputList() []string {
 	if len(req.Outputs) == 0 {
-		out := def
-		for _, extra := range extras {
-			add, err := req.boolParameter(extra)
-			if err != nil {
-				return nil, err
-			}
-			if add {
-				out = append(slices.Clip(out), extra)
-			}
-		}
-		return out, nil
+		return nil
 	}
-	if len(req.Outputs) > len(allowed) {
-		return nil, errorf(http.StatusBadRequest, kindBadOutput, "request asks for %d outputs, the model has %d", len(req.Outputs), len(allowed))
+	list := make([]string, len(req.Outputs))
+	for i, o := range req.Outputs {
+		list[i] = o.Name
 	}
-	out := make([]string, 0, len(req.Outputs))
-	for _, o := range req.Outputs {
-		ok := false
-		for _, a := range allowed {
-			ok = ok || o.Name == a
-		}
-		if !ok {
-			return nil, errorf(http.StatusBadRequest, kindBadOutput, "unknown output %.40q (this model has %s)", o.Name, strings.Join(allowed, ", "))
-		}
-		if raw, bin := o.Parameters["binary_data"]; bin && string(bytes.TrimSpace(raw)) != "false" {
-			return nil, errorf(http.StatusBadRequest, kindUnsupported, "binary tensor data is not supported")
-		}
-		for _, prev := range out {
-			if prev == o.Name {
-				return nil, errorf(http.StatusBadRequest, kindBadOutput, "output %q requested twice", o.Name)
-			}
-		}
-		out = append(out, o.Name)
-	}
-	return out, nil
+	return list
 }
 
-// asks reports whether the request asks for the output name: in its
-// outputs list or, without one, by the boolean parameter of that name.
-func (req *InferRequest) asks(name string) (bool, *apiError) {
-	if len(req.Outputs) == 0 {
-		return req.boolParameter(name)
+// binaryOutputs reports, for each of outs (the request's outputs list, or
+// the default outputs without one), whether it is returned as binary
+// data: the output's parameter BinaryDataParameter if it has one, else
+// the request parameter BinaryDataOutputParameter.
+func (req *InferRequest) binaryOutputs(outs []string) ([]bool, *apiError) {
+	all, err := req.boolParameter(BinaryDataOutputParameter)
+	if err != nil {
+		return nil, err
 	}
-	for _, o := range req.Outputs {
-		if o.Name == name {
-			return true, nil
+	flags := make([]bool, len(outs))
+	for i := range outs {
+		flags[i] = all
+		if len(req.Outputs) == 0 {
+			continue
 		}
+		raw, ok := req.Outputs[i].Parameters[BinaryDataParameter]
+		if !ok {
+			continue
+		}
+		var b bool
+		if err := json.Unmarshal(raw, &b); err != nil || string(bytes.TrimSpace(raw)) == "null" {
+			return nil, errorf(http.StatusBadRequest, kindBadRequest, "output parameter %q must be a boolean", BinaryDataParameter)
+		}
+		flags[i] = b
 	}
-	return false, nil
+	return flags, nil
 }
 
 // responseWriter appends a V2 inference response to a byte slice without
@@ -650,8 +645,21 @@ func (rw *responseWriter) output(first bool, name, datatype string, shape []int6
 		rw.b = strconv.AppendInt(rw.b, s, 10)
 	}
 	rw.b = append(rw.b, `],"data":[`...)
-	rw.b = data(rw.b)
+	if data != nil {
+		rw.b = data(rw.b)
+	}
 	rw.b = append(rw.b, "]}"...)
+}
+
+// binaryOutput appends one output tensor whose data, size bytes, follow
+// the JSON (the binary tensor data extension).
+func (rw *responseWriter) binaryOutput(first bool, name, datatype string, shape []int64, size int) {
+	rw.output(first, name, datatype, shape, nil)
+	// Replace the empty data array by the parameter.
+	rw.b = rw.b[:len(rw.b)-len(`,"data":[]}`)]
+	rw.b = append(rw.b, `,"parameters":{"`+BinaryDataSizeParameter+`":`...)
+	rw.b = strconv.AppendInt(rw.b, int64(size), 10)
+	rw.b = append(rw.b, "}}"...)
 }
 
 func (rw *responseWriter) end() { rw.b = append(rw.b, "]}\n"...) }

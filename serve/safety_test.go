@@ -321,7 +321,7 @@ func TestRepositoryOptIn(t *testing.T) {
 		}
 	}
 	if code, body := call(t, "GET", base+"/v2", nil); code != http.StatusOK ||
-		strings.TrimSpace(string(body)) != `{"name":"kernelkit","version":"test","extensions":["kernelkit_transform"]}` {
+		strings.TrimSpace(string(body)) != `{"name":"kernelkit","version":"test","extensions":["kernelkit_transform","binary_tensor_data"]}` {
 		t.Errorf("server metadata: %d %s", code, body)
 	}
 	if v := s.models["m"].cur.Load().version; v != 1 {

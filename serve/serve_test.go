@@ -26,7 +26,7 @@ func TestEndpoints(t *testing.T) {
 	for _, c := range []struct{ path, want string }{
 		{"/v2/health/live", `{"live":true}`},
 		{"/v2/health/ready", `{"ready":true}`},
-		{"/v2", `{"name":"kernelkit","version":"test","extensions":["kernelkit_transform","model_repository"]}`},
+		{"/v2", `{"name":"kernelkit","version":"test","extensions":["kernelkit_transform","binary_tensor_data","model_repository"]}`},
 		{"/v2/models/letter/ready", `{"name":"letter","ready":true}`},
 		{"/v2/models/letter/versions/1/ready", `{"name":"letter","ready":true}`},
 	} {

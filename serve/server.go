@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
 
 	"github.com/kernelkit/kernelkit/catalog"
 	"github.com/kernelkit/kernelkit/features"
@@ -228,6 +230,8 @@ type Server struct {
 	names   []string // in Config order
 	mux     *http.ServeMux
 	http    *http.Server
+	grpc    *grpc.Server
+	health  *health.Server
 	metrics *metrics
 
 	stop     chan struct{} // closed when the batch workers stop
@@ -323,6 +327,7 @@ func New(cfg Config) (*Server, error) {
 		BaseContext:       listenerContext,
 		ConnState:         s.connState,
 	}
+	s.newGRPC()
 	for _, name := range s.names {
 		for range cfg.BatchWorkers {
 			s.workers.Add(1)
@@ -717,19 +722,49 @@ func (s *Server) Serve(ln net.Listener) error {
 // connections are refused, requests in flight finish (for at most the
 // shutdown timeout), and Run returns nil.
 func (s *Server) Run(ctx context.Context, ln net.Listener) error {
-	errc := make(chan error, 1)
-	go func() { errc <- s.Serve(ln) }()
+	return s.RunListeners(ctx, Listeners{HTTP: ln})
+}
+
+// Listeners are the listeners a Server serves on: the REST API on HTTP,
+// the gRPC service on GRPC. A nil listener is not served.
+type Listeners struct {
+	HTTP, GRPC net.Listener
+}
+
+// RunListeners is Run on both listeners: it serves until ctx is done or a
+// listener fails, then shuts both down gracefully.
+func (s *Server) RunListeners(ctx context.Context, l Listeners) error {
+	errc := make(chan error, 2)
+	running := 0
+	if l.HTTP != nil {
+		running++
+		go func() { errc <- s.Serve(l.HTTP) }()
+	}
+	if l.GRPC != nil {
+		running++
+		go func() { errc <- s.ServeGRPC(l.GRPC) }()
+	}
+	if running == 0 {
+		return errors.Join(errors.New("serve: no listener"), s.Close())
+	}
 	select {
 	case err := <-errc:
-		return errors.Join(err, s.Close())
+		running--
+		err = errors.Join(err, s.Close())
+		for ; running > 0; running-- {
+			err = errors.Join(err, <-errc)
+		}
+		return err
 	case <-ctx.Done():
 	}
 	s.log.Info("shutting down", "cause", context.Cause(ctx).Error(), "grace", s.cfg.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	err := s.Shutdown(sctx)
-	if serr := <-errc; serr != nil {
-		err = errors.Join(err, serr)
+	for ; running > 0; running-- {
+		if serr := <-errc; serr != nil {
+			err = errors.Join(err, serr)
+		}
 	}
 	if err == nil {
 		s.log.Info("shut down")
@@ -738,15 +773,32 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 }
 
 // Shutdown stops the server gracefully: it stops accepting connections,
-// answers not-ready to health checks on open connections, waits for the
-// requests in flight to finish, then stops the batch workers. If ctx ends
-// first, it closes the remaining connections and returns ctx's error.
+// answers not-ready to health checks on open connections (REST and the
+// gRPC health service alike), sends gRPC clients GOAWAY (new calls on
+// their connections fail with UNAVAILABLE), waits for the requests in
+// flight to finish, then stops the batch workers. If ctx ends first, it
+// closes the remaining connections and returns ctx's error.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
 	s.closingBegin()
+	s.health.Shutdown()
+	grpcDone := make(chan struct{})
+	go func() {
+		s.grpc.GracefulStop()
+		close(grpcDone)
+	}()
 	err := s.http.Shutdown(ctx)
 	if err != nil {
 		err = errors.Join(err, s.http.Close())
+	}
+	select {
+	case <-grpcDone:
+	case <-ctx.Done():
+		s.grpc.Stop()
+		<-grpcDone
+		if err == nil {
+			err = ctx.Err()
+		}
 	}
 	s.stopWorkers()
 	return err
@@ -757,7 +809,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 func (s *Server) Close() error {
 	s.draining.Store(true)
 	s.closingBegin()
+	s.health.Shutdown()
 	err := s.http.Close()
+	s.grpc.Stop()
 	s.stopWorkers()
 	return err
 }
