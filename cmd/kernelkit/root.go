@@ -45,7 +45,37 @@ func newRoot() *cobra.Command {
 	fl.StringVar(&o.blas, "blas", "auto", "BLAS backend: auto (OpenBLAS if installed, else pure Go), openblas or gonum")
 	fl.BoolVarP(&o.verbose, "verbose", "v", false, "print notices (the BLAS backend chosen by --blas auto)")
 	root.AddCommand(newDemo(), newFit(), newPredict(), newTransform(), newAttention(), newEstimate(), newToeplitz(), newAnalog(), newSNNK(), newServeCmd(), newTrainCmd(), newMaps())
+	groupCommands(root)
 	return root
+}
+
+// commandGroups are the groups "kernelkit --help" lists the commands in, in
+// this order, and commandGroup the group of each command by name. A command
+// missing from commandGroup is listed under cobra's "Additional Commands"
+// (with help and completion).
+var (
+	commandGroups = []*cobra.Group{
+		{ID: "model", Title: "Fit, predict, transform:"},
+		{ID: "study", Title: "Studies (the papers' experiments):"},
+		{ID: "train", Title: "Training:"},
+		{ID: "serve", Title: "Serving:"},
+	}
+	commandGroup = map[string]string{
+		"demo": "model", "fit": "model", "predict": "model", "transform": "model", "maps": "model",
+		"attention": "study", "estimate": "study", "toeplitz": "study", "analog": "study", "snnk": "study",
+		"train": "train",
+		"serve": "serve",
+	}
+)
+
+// groupCommands puts root's subcommands into commandGroups.
+func groupCommands(root *cobra.Command) {
+	root.AddGroup(commandGroups...)
+	for _, c := range root.Commands() {
+		if id, ok := commandGroup[c.Name()]; ok {
+			c.GroupID = id
+		}
+	}
 }
 
 // useBLAS selects the BLAS backend. The pure-Go fallback of --blas auto is
