@@ -401,6 +401,12 @@ func checkGeneral32(ms ...blas32.General) error {
 // queries and keys (the maps' inputs), values v and output out (zero on
 // entry).
 func linearApply[T num](a *Linear, q, k *mat.Dense, v dense[T], pad []bool, out dense[T]) error {
+	if !a.Causal {
+		var err error
+		if a, err = a.adapted(q, k, pad); err != nil {
+			return err
+		}
+	}
 	st, err := a.NewState()
 	if err != nil {
 		return err
@@ -430,6 +436,46 @@ func linearApply[T num](a *Linear, q, k *mat.Dense, v dense[T], pad []bool, out 
 	}
 	absorb(st, kt.sliceRows(0, klo), subScales(ks, 0, klo), v.sliceRows(0, klo))
 	return extend(st, qt.sliceRows(qlo, l), kt.sliceRows(klo, lk), subScales(ks, klo, lk), v.sliceRows(klo, lk), out.sliceRows(qlo, l))
+}
+
+// adapted returns a, or, when its map or pair is features.Adaptive (the
+// OPRF and DERF maps of package prf: FAVOR++ and FAVOR#), a copy whose
+// pair is fitted to the queries and the keys the mask keeps, both scaled
+// as the map sees them. Causal calls and States keep the map as given: a
+// fit to the whole sequence would let later tokens shape earlier outputs.
+func (a *Linear) adapted(q, k *mat.Dense, pad []bool) (*Linear, error) {
+	mp, pair, err := a.maps()
+	if err != nil {
+		return nil, err
+	}
+	var ad features.Adaptive
+	if pair != nil {
+		ad, _ = pair.(features.Adaptive)
+	} else {
+		ad, _ = mp.(features.Adaptive)
+	}
+	if ad == nil {
+		return a, nil
+	}
+	_, kk, _ := keptKeys(k, k, pad)
+	if kk == nil {
+		return a, nil // every key padded: nothing to fit to
+	}
+	qs, ks := q, kk
+	if !a.NoInputScale {
+		_, d := q.Dims()
+		f := math.Pow(float64(d), -0.25)
+		qs, ks = mat.NewDense(q.RawMatrix().Rows, d, nil), mat.NewDense(kk.RawMatrix().Rows, d, nil)
+		qs.Scale(f, q)
+		ks.Scale(f, kk)
+	}
+	p, err := ad.Adapt(qs, ks)
+	if err != nil {
+		return nil, err
+	}
+	c := *a
+	c.Map, c.Pair = nil, p
+	return &c, nil
 }
 
 // as returns x in precision T: x itself for float64, a rounded copy for

@@ -15,6 +15,10 @@
 //	gaussian   HRF Eq. 20 with M = I, c = 1, FLOP-matched       exp(xᵀy), asymmetric
 //	bipolar    HRF App. F, σ = 1, r = Options.Norm              exp(xᵀy), asymmetric
 //	clustered  HRF App. H zero-one, Options.Query/KeyCentres    exp(xᵀy), asymmetric
+//	simrf [simplex]  FAVOR+ with simplex directions (SimRF)      exp(xᵀy)
+//	oprf [favor++], sderf [favor#]  optimal positive and symmetric
+//	           dense-exponential features, fitted (package prf)  exp(xᵀy)
+//	aderf      asymmetric dense-exponential features, fitted    exp(xᵀy), asymmetric
 //	snnk/relu  ReLU-SNNK input tower (½ arccos1)               ½K₁(x, y)
 //	poly2 [tensorsketch, tensorsketch2], poly3 [tensorsketch3]
 //	           TensorSketch (PolynomialCountSketch), c = 1       (γxᵀy + 1)^p
@@ -31,6 +35,12 @@
 // must be positive). The additive χ² map is deterministic: it has
 // d(2n−1) features for n = max(1, ⌊(D/d + 1)/2⌋) steps (at most 1000) and
 // the sample spacing of features.DefaultChi2Interval.
+//
+// The fitted maps (oprf, sderf, aderf) take their query/key statistics
+// from Options.Data (its rows as queries and as keys) when given, else
+// from isotropic inputs of norm Options.Norm (1 if unset), where SDERF is
+// OPRF; linear attention refits them to each call's queries and keys
+// (features.Adaptive).
 //
 // Domains: the χ² maps need inputs in their kernels' domains
 // (non-negative for chi2, above −1 for skewed-chi2); other inputs are
@@ -50,6 +60,7 @@ import (
 	"github.com/kernelkit/kernelkit/kernel"
 	"github.com/kernelkit/kernelkit/krr"
 	"github.com/kernelkit/kernelkit/nystrom"
+	"github.com/kernelkit/kernelkit/prf"
 	"github.com/kernelkit/kernelkit/sampler"
 	"github.com/kernelkit/kernelkit/snnk"
 )
@@ -136,6 +147,7 @@ func Default() *features.Registry {
 			}
 			return features.Symmetric(t), nil
 		}}))
+	registerPRF(r, must)
 	registerSketches(r, must)
 	registerNystrom(r, must)
 	must(r.RegisterDecoder(features.SpecKind, features.DecodeSpec))
@@ -144,8 +156,70 @@ func Default() *features.Registry {
 	must(r.RegisterDecoder(features.AdditiveChi2SpecKind, features.DecodeAdditiveChi2))
 	must(r.RegisterDecoder(features.SkewedChi2SpecKind, features.DecodeSkewedChi2))
 	must(r.RegisterDecoder(nystrom.SpecKind, nystrom.Decode))
+	must(r.RegisterDecoder(prf.SpecKind, prf.DecodeSpec))
 	must(r.RegisterDecoder(krr.ColumnsSpecKind, krr.DecodeColumns))
 	return r
+}
+
+// prfStats returns the statistics the prf maps are fitted to: those of
+// Options.Data (as queries and as keys) when given, else isotropic ones of
+// norm Options.Norm (1 if unset).
+func prfStats(o features.Options) (*prf.Stats, error) {
+	if o.Data != nil {
+		if _, d := o.Data.Dims(); d != o.InputDim {
+			return nil, fmt.Errorf("catalog: sample rows have %d columns, input dimension is %d", d, o.InputDim)
+		}
+		return prf.NewStats(o.Data, o.Data)
+	}
+	r := o.Norm
+	if r == 0 {
+		r = 1
+	}
+	return prf.IsotropicStats(o.InputDim, r)
+}
+
+// registerPRF adds the positive random features of package prf: simplex,
+// optimal positive and dense-exponential.
+func registerPRF(r *features.Registry, must func(error)) {
+	must(r.Register(features.Entry{Name: "simrf", Aliases: []string{"softmax/simrf", "simplex"}, Kernel: "softmax",
+		Doc: "simplex random features: FAVOR+ with simplex-coupled directions (Reid et al. 2023); ignores the sampler",
+		New: func(o features.Options) (features.Pair, error) {
+			mp, err := features.New(features.Config{Kernel: "softmax", Form: "positive", Features: o.Features,
+				Sampler: prf.Simplex{}, Seed: o.Seed, Float32: o.Float32}, o.InputDim)
+			if err != nil {
+				return nil, err
+			}
+			return features.Symmetric(mp), nil
+		}}))
+	for _, p := range []struct {
+		name, doc string
+		aliases   []string
+	}{
+		{prf.OPRF, "optimal positive random features, FAVOR++ (CRT, Likhosherstov et al. 2022); A fitted to Options.Data or Norm, refitted per attention call", []string{"softmax/oprf", "favor++"}},
+		{prf.SDERF, "symmetric dense-exponential random features, FAVOR# (Likhosherstov et al. 2023); fitted to Options.Data or Norm, refitted per attention call", []string{"softmax/sderf", "favor#"}},
+	} {
+		must(r.Register(features.Entry{Name: p.name, Aliases: p.aliases, Kernel: "softmax", Doc: p.doc,
+			New: func(o features.Options) (features.Pair, error) {
+				st, err := prfStats(o)
+				if err != nil {
+					return nil, err
+				}
+				mp, err := prf.New(prf.Config{Family: p.name, Features: o.Features, Sampler: o.Sampler, Seed: o.Seed}, st)
+				if err != nil {
+					return nil, err
+				}
+				return features.Symmetric(mp), nil
+			}}))
+	}
+	must(r.Register(features.Entry{Name: prf.ADERF, Aliases: []string{"softmax/aderf"}, Kernel: "softmax", Asymmetric: true,
+		Doc: "asymmetric dense-exponential random features (Likhosherstov et al. 2023); fitted to Options.Data or Norm, refitted per attention call",
+		New: func(o features.Options) (features.Pair, error) {
+			st, err := prfStats(o)
+			if err != nil {
+				return nil, err
+			}
+			return prf.NewPair(prf.Config{Family: prf.ADERF, Features: o.Features, Sampler: o.Sampler, Seed: o.Seed}, st)
+		}}))
 }
 
 // registerSketches adds the TensorSketch polynomial maps and the χ² maps.

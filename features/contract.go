@@ -56,6 +56,17 @@ type Pair interface {
 	Key(dst, y *mat.Dense) error
 }
 
+// Adaptive is implemented by maps whose parameters are fitted to the
+// queries and keys they estimate the kernel on: the optimal positive and
+// dense-exponential features of package prf (FAVOR++, FAVOR#). Adapt
+// returns the map, with the same random projection, fitted to the rows of
+// x (queries) and y (keys); the estimate is unbiased for any fit, the fit
+// only lowers its variance. attention.Linear adapts such a map (or pair) to
+// the queries and keys of each non-causal call.
+type Adaptive interface {
+	Adapt(x, y *mat.Dense) (Pair, error)
+}
+
 // Symmetric returns the Pair whose query and key maps are both t.
 // AsTransformer recovers t from it.
 func Symmetric(t Transformer) Pair { return symmetric{t} }
