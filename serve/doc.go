@@ -1,8 +1,10 @@
-// Package serve serves fitted kernelkit models over HTTP with the Open
-// Inference Protocol (the "V2" protocol of KServe, NVIDIA Triton and Seldon
-// MLServer) and exposes Prometheus metrics. The command "kernelkit serve"
-// is a thin wrapper around it; a Go program can embed a Server (it is an
-// http.Handler) or run it on a listener of its own.
+// Package serve serves fitted kernelkit models with the Open Inference
+// Protocol (the "V2" protocol of KServe, NVIDIA Triton and Seldon
+// MLServer), over REST and over gRPC, and exposes Prometheus metrics. The
+// command "kernelkit serve" is a thin wrapper around it; a Go program can
+// embed a Server (it is an http.Handler) or run it on listeners of its
+// own (Serve, ServeGRPC, Run, RunListeners). Both transports share one
+// core: the same models, batching, reloads, limits, metrics and logs.
 //
 // # Endpoints
 //
@@ -42,9 +44,8 @@
 // outputs may carry only the fields the protocol defines (a misspelt
 // "outputs" is a 400, not a request for the default outputs); boolean
 // parameters must be true or false (not null); the body must be UTF-8.
-// Request parameters other than "scores" and "probabilities" are ignored,
-// except Triton's binary extension ("binary_data_output" true, an input's
-// "binary_data_size"), which is refused.
+// Request parameters other than "scores", "probabilities" and those of
+// the binary tensor data extension (below) are ignored.
 // A classifier answers the output "label" (INT64 [n], the class index) and,
 // when the request lists it in "outputs" or sets "parameters": {"scores":
 // true}, "scores" (FP64 [n, K]). A classifier fitted with calibration
@@ -89,10 +90,55 @@
 // path; 405 (with Allow) for a wrong method; 408 for a body that does not
 // arrive within the request timeout; 409 for a reload that would change
 // the model's signature; 413 for a body or row count over the limits; 415
-// for a POST that is not application/json; 503 when an answer or a
-// model file's read is not ready in time or the server is shutting down. A client that sends its header slower than the
-// read-header timeout is disconnected. Binary tensor data (the
-// Inference-Header-Content-Length extension) is not supported.
+// for a POST that is not application/json (or application/octet-stream
+// with binary tensor data); 503 when an answer or a model file's read is
+// not ready in time or the server is shutting down. A client that sends
+// its header slower than the read-header timeout is disconnected.
+//
+// # Binary tensor data
+//
+// Infer and transform calls take the binary tensor data extension
+// (binary_tensor_data in the server metadata; Triton's, which KServe's
+// and Triton's clients speak): the header Inference-Header-Content-Length
+// gives the length of the request's JSON part, and an input with the
+// parameter "binary_data_size": N has no "data": its values are the N
+// bytes after the JSON, little-endian FP64 or FP32 in row-major order (N
+// must be rows × columns × 8 or 4, values finite). Such a request may be
+// application/json or application/octet-stream. Outputs are binary when
+// the request parameter "binary_data_output" is true or the output's
+// parameter "binary_data" is (the output's overrides the request's): the
+// JSON response lists them with "parameters": {"binary_data_size": M} and
+// no "data", and their bytes (INT64 labels and FP64 values, little-endian,
+// in the order of the outputs) follow it; the response then has
+// Content-Type application/octet-stream and the header
+// Inference-Header-Content-Length. Any request may ask for binary
+// outputs.
+//
+// # gRPC
+//
+// ServeGRPC (kernelkit serve --grpc-addr) serves the protocol's gRPC
+// service inference.GRPCInferenceService, generated from the published
+// open_inference_grpc.proto into package oippb: ServerLive, ServerReady,
+// ModelReady, ServerMetadata, ModelMetadata and ModelInfer, plus the gRPC
+// health service (grpc.health.v1.Health, SERVING for "" and the service
+// until a shutdown begins) and server reflection. ModelInfer takes the one
+// input as typed contents (fp64_contents for FP64, fp32_contents for FP32)
+// or as raw_input_contents (little-endian, row-major), never both, and
+// answers typed contents (int64_contents for the label, fp64_contents
+// otherwise) or raw_output_contents: raw when the inputs were raw, unless
+// the request parameter "binary_data_output" (a bool_param) says
+// otherwise or the outputs' "binary_data" parameters do (all alike: the
+// protocol has every output raw or none). Outputs, defaults and the
+// "scores" and "probabilities" parameters (bool_param) are those of REST;
+// transform is REST only. ModelMetadata gives the REST metadata; its
+// parameters become the string properties (strings as they are, other
+// values as JSON), with the input column names under "input_columns".
+// The status codes: INVALID_ARGUMENT where REST answers 400, NOT_FOUND
+// for 404, RESOURCE_EXHAUSTED for 413 (rows over the limit, a message
+// over MaxBodyBytes), DEADLINE_EXCEEDED when the answer is not ready
+// within the request timeout or the client's deadline, UNAVAILABLE while
+// the server shuts down, INTERNAL for 500. The gRPC listener needs no
+// Host check: a web page cannot speak gRPC's HTTP/2 framing to it.
 //
 // # Batching
 //
@@ -190,13 +236,20 @@
 // kernelkit_serve_model_reloads_total{model,result},
 // kernelkit_serve_model_version{model},
 // kernelkit_serve_connections_closed_before_request_total, and the Go and
-// process collectors. The model label is a configured model name or empty
+// process collectors. gRPC calls are counted in the same metrics with the
+// endpoints grpc_server_live, grpc_server_ready, grpc_model_ready,
+// grpc_server_metadata, grpc_model_metadata, grpc_model_infer and
+// grpc_health, and the gRPC status code's name as the code (OK,
+// InvalidArgument, ...); calls refused by gRPC itself before they reach
+// the service (a message over the limit) are not counted. The model label is a configured model name or empty
 // (unknown models), so clients cannot grow the label space.
 //
 // # Shutting down
 //
 // Shutdown (Run calls it when its context ends) stops accepting
-// connections, answers not-ready on the open ones, ends the wait of
+// connections, answers not-ready on the open ones (the gRPC health
+// service says NOT_SERVING, gRPC clients get GOAWAY: their new calls
+// fail with UNAVAILABLE), ends the wait of
 // reloads in progress, lets the requests in flight finish and then stops
 // the batch workers. Run returns the shutdown timeout's error if requests
 // were still in flight when it ended (they are cut); the command logs

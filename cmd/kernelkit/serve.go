@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 
 // serveOptions are the flags of kernelkit serve.
 type serveOptions struct {
-	addr                                                            string
+	addr, grpcAddr                                                  string
 	models                                                          []string
 	maxBody                                                         int64
 	maxRows, maxBatchRows, batchWorkers                             int
@@ -42,6 +43,11 @@ func newServeCmd() *cobra.Command {
 			"  POST /v2/models/NAME/transform   the random features of the rows\n" +
 			"  POST /v2/repository/index, /v2/repository/models/NAME/load (reload the file; with --enable-repository)\n" +
 			"  GET  /metrics                    Prometheus metrics\n" +
+			"With --grpc-addr it also serves the protocol's gRPC service inference.GRPCInferenceService\n" +
+			"(ServerLive, ServerReady, ModelReady, ServerMetadata, ModelMetadata, ModelInfer; typed or raw\n" +
+			"tensors), the gRPC health service and server reflection, for the same models. A bare port\n" +
+			"(--grpc-addr 8081) listens on 127.0.0.1; :8081 listens on every interface.\n" +
+			"Infer calls also take the binary tensor data extension (header Inference-Header-Content-Length).\n" +
 			"A model's name is its file's base name without extension, or NAME in --model NAME=PATH.\n" +
 			"Every POST must have Content-Type: application/json. On a loopback address (the default) the\n" +
 			"server answers only requests whose Host header is localhost or a loopback address, or one of\n" +
@@ -61,6 +67,7 @@ func newServeCmd() *cobra.Command {
 
 func (o *serveOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; :8080 for every interface)")
+	fl.StringVar(&o.grpcAddr, "grpc-addr", "", "address of the gRPC service (host:port, or a bare port for 127.0.0.1:port); off when empty")
 	fl.StringArrayVar(&o.models, "model", nil, "model file to serve, PATH or NAME=PATH (repeat for several)")
 	fl.Int64Var(&o.maxBody, "max-body-bytes", serve.DefaultMaxBodyBytes, "largest request body (413 beyond)")
 	fl.IntVar(&o.maxRows, "max-rows", serve.DefaultMaxRows, "most rows in one request (413 beyond)")
@@ -122,11 +129,17 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return errors.Join(err, srv.Close())
 	}
+	var gln net.Listener
+	if o.grpcAddr != "" {
+		if gln, err = net.Listen("tcp", grpcAddress(o.grpcAddr)); err != nil {
+			return errors.Join(fmt.Errorf("--grpc-addr: %w", err), ln.Close(), srv.Close())
+		}
+	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	go srv.ReloadOnSignal(ctx, hup)
-	err = srv.Run(ctx, ln)
+	err = srv.RunListeners(ctx, serve.Listeners{HTTP: ln, GRPC: gln})
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
 		// Asked to stop, the server stopped: requests still in flight
 		// after the grace period were cut, which the log says, but the
@@ -136,6 +149,15 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 		return nil
 	}
 	return err
+}
+
+// grpcAddress returns the listening address of --grpc-addr: a bare port
+// means the loopback address.
+func grpcAddress(a string) string {
+	if _, err := strconv.ParseUint(a, 10, 16); err == nil {
+		return net.JoinHostPort("127.0.0.1", a)
+	}
+	return a
 }
 
 // check refuses limits that are not positive (the library would read 0
