@@ -198,3 +198,11 @@ func BenchmarkKindsStep(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkToeplitzForms times the forward and backward Toeplitz product
+// of a float32 batch of 16 sequences of 128 channels in each form (dense
+// DFT products through the BLAS, gonum's FFT, FFTW) for n = 256 … 2048:
+// the measurement behind the choice of form (native/toeplitz.go).
+func BenchmarkToeplitzForms(b *testing.B) {
+	native.BenchToeplitzForms(b)
+}

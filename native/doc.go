@@ -14,12 +14,14 @@
 // bytes whatever the scheduling.
 //
 // Toeplitz products (the token mixers of tnn, ski-tnn and fd-tnn) embed
-// each channel's Toeplitz matrix in a circulant and multiply spectra: up
-// to n = 1024 the real DFTs of size 2n are dense products through the
-// BLAS (split by the j ↔ n − j symmetry, batched over the channels),
-// beyond that gonum's real FFT at the power of two ≥ 2n; the backward pass is the product with the
-// conjugate spectrum and the coefficient gradient a correlation summed
-// over the batch in the frequency domain.
+// each channel's Toeplitz matrix in a circulant of size N ≥ 2n − 1 and
+// multiply spectra, all channels of a sequence in one batched real FFT of
+// package fft (FFTW where it loads; KERNELKIT_FFT=go for gonum's). Without
+// FFTW, lengths up to 1024 use dense real-DFT products through the BLAS
+// instead (split by the j ↔ n − j symmetry, batched over the channels),
+// which measured faster than gonum's FFT there. The backward pass is the
+// product with the conjugate spectrum and the coefficient gradient a
+// correlation summed over the batch in the frequency domain.
 //
 // Training (Trainer: New, Step, Logits) follows package train's GoMLX
 // path exactly: GoMLX v0.26's AdamW (β₁ 0.9, β₂ 0.999, ε 1e-7, bias

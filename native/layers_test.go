@@ -166,12 +166,19 @@ func refTNO(t *testing.T, cfg *nn.ModelConfig, x *Node, ps []*Node) *Node {
 // withToeplitzForm runs fn with the Toeplitz products of layers built
 // inside it in the dense-DFT form (dft) or by FFT.
 func withToeplitzForm(dft bool, fn func()) {
-	saved := dftMaxLength
-	defer func() { dftMaxLength = saved }()
-	dftMaxLength = 0
+	form := ""
 	if dft {
-		dftMaxLength = 1 << 30
+		form = "dft"
 	}
+	withForm(form, fn)
+}
+
+// withForm runs fn with the Toeplitz products forced to form ("dft",
+// "go", or "" for the default: FFTW where it loads).
+func withForm(form string, fn func()) {
+	saved := toeplitzForce
+	defer func() { toeplitzForce = saved }()
+	toeplitzForce = form
 	fn()
 }
 
@@ -206,28 +213,33 @@ func TestGTUAndGLUMatchGoMLX(t *testing.T) {
 	})
 }
 
-// TestToeplitzFormsAgree checks the dense-DFT form of the Toeplitz product
-// (even/odd split, every parity of n) against the FFT form, forward and
-// backward, in float64: both are exact transforms whose roundings are a
-// few ulps times log n or n of the largest term.
+// TestToeplitzFormsAgree checks the three forms of the Toeplitz product
+// (dense DFT with its even/odd split, every parity of n; gonum's FFT; the
+// default FFT, FFTW where it loads) against each other, forward and
+// backward, in float64: all are exact transforms whose roundings are a
+// few ulps times log n or n of the largest term (here n ≤ 40, terms of
+// order one: 1e-12 is over 100 times that).
 func TestToeplitzFormsAgree(t *testing.T) {
-	const B, e = 3, 2
-	for n := 1; n <= 12; n++ {
+	const B, e = 3, 5
+	for n := 1; n <= 40; n++ {
 		x := randArr(uint64(n), 1, B*n*e).data
 		coef := randArr(uint64(100+n), 1, (2*n-1)*e).data
 		dy := randArr(uint64(200+n), 1, B*n*e).data
-		var ys, dxs, dcs [2][]float64
-		for i, dft := range []bool{true, false} {
-			withToeplitzForm(dft, func() {
+		forms := []string{"dft", "go", ""}
+		var ys, dxs, dcs [3][]float64
+		for i, form := range forms {
+			withForm(form, func() {
 				tp := newToeplitzFFT[float64](n, e)
 				ys[i] = append([]float64(nil), tp.forward(x, B, coef)...)
 				dxs[i] = append([]float64(nil), tp.backward(dy)...)
 				dcs[i] = append([]float64(nil), tp.dcoef...)
 			})
 		}
-		what := fmt.Sprintf("n=%d", n)
-		assertClose(t, what+": y", ys[0], ys[1], 1e-12)
-		assertClose(t, what+": ∂x", dxs[0], dxs[1], 1e-12)
-		assertClose(t, what+": ∂t", dcs[0], dcs[1], 1e-12)
+		for i := 1; i < 3; i++ {
+			what := fmt.Sprintf("n=%d dft vs %q", n, forms[i])
+			assertClose(t, what+": y", ys[0], ys[i], 1e-12)
+			assertClose(t, what+": ∂x", dxs[0], dxs[i], 1e-12)
+			assertClose(t, what+": ∂t", dcs[0], dcs[i], 1e-12)
+		}
 	}
 }

@@ -1,73 +1,192 @@
 package native
 
 import (
+	"os"
+
 	"gonum.org/v1/gonum/dsp/fourier"
 
+	"github.com/kernelkit/kernelkit/fft"
 	"github.com/kernelkit/kernelkit/internal/parallel"
 )
 
 // toeplitzFFT applies one Toeplitz matrix per channel, y_i = Σ_j t_{i−j}
 // x_j (the nn.ToeplitzDense convention: coefficients (2n−1)×e, row k+n−1
 // holding t_k), to every sequence of x (B×n×e), by circulant embedding
-// and real FFTs of size N, the power of two ≥ 2n (any N ≥ 2n − 1 embeds
-// the matrix; powers of two keep gonum's FFT on its fast radices),
-// batched over channels. Its backward pass gives
-// ∂x (a Toeplitz product with the transposed matrix: the conjugate
-// spectrum) and ∂t (the cross-correlation of ∂y and x, summed over the
-// batch in the frequency domain: one inverse FFT per channel). The spectra
-// of the inputs are kept from the forward pass.
+// and real FFTs of size N (the smallest even N ≥ 2n − 1 whose prime
+// factors are 2, 3 and 5: any N ≥ 2n − 1 embeds the matrix), all e
+// channels of a sequence in one batched transform (package fft: FFTW where
+// it loads, gonum's FFT otherwise). Its backward pass gives ∂x (a
+// Toeplitz product with the transposed matrix: the conjugate spectrum)
+// and ∂t (the cross-correlation of ∂y and x, summed over the batch in the
+// frequency domain in batch order, then one inverse transform). The
+// spectra of the inputs are kept from the forward pass. Without FFTW,
+// lengths up to dftMaxLength use dense real-DFT products through the BLAS
+// instead (toeplitz_dft.go), which measured faster than gonum's FFT there.
 type toeplitzFFT[T Float] struct {
 	n, e, batch int
-	size        int          // FFT size N: the power of two ≥ 2n
-	spec        []complex128 // e×(N/2+1): spectra of the circulant columns
-	xs          []complex128 // (B·e)×(N/2+1): spectra of the padded inputs
+	size        int         // FFT size N (FFT form)
+	fp          fft.Plan[T] // the e-channel plan (FFT form)
+	stride      int         // values per spectrum of e channels, padded to 16
+	ks          []T         // spectra of the circulant columns
+	xs, dys     []T         // B spectra of the inputs and of the output gradients
+	sum         []T         // Σ_b DY_b ⊙ conj(X_b)
+	bufs        [][2][]T    // per worker: padded signals e×N, a spectrum
 	y, dx       []T
 	dcoef       []T // (2n−1)×e
-	work        []fftWork
-	// The dense-DFT form (n ≤ dftMaxLength): its matrices, the
-	// coefficient spectrum, the input spectra (B×2(n+1)×e), the gradient
-	// spectra, a work buffer and the batch sum S.
+	// The dense-DFT form: its matrices, the coefficient spectrum, the
+	// input spectra (B×2(n+1)×e), the gradient spectra, a work buffer and
+	// the batch sum S.
 	plan                *dftPlan[T]
 	kd, xd, dyd, wd, sd []T
 	us, vs, pqs         []T // per-sequence scratch of the transforms
 }
 
-// fftWork is one worker's transform and scratch space.
+// fftWork is one worker's single-channel transform and scratch space
+// (fdTNO's coefficient transforms).
 type fftWork struct {
 	f    *fourier.FFT
 	re   []float64
 	spec []complex128
-	acc  []complex128
+}
+
+// toeplitzForce forces the form of new Toeplitz products for the tests:
+// "dft" (dense products), "go" (gonum's FFT) or "" (FFTW where it loads,
+// else dense up to dftMaxLength and gonum's FFT beyond).
+var toeplitzForce = ""
+
+// fftSize returns the smallest even N ≥ 2n − 1 whose prime factors are 2,
+// 3 and 5.
+func fftSize(n int) int {
+	for N := max(2*n-1, 2); ; N++ {
+		if N%2 != 0 {
+			continue
+		}
+		m := N
+		for _, p := range []int{2, 3, 5} {
+			for m%p == 0 {
+				m /= p
+			}
+		}
+		if m == 1 {
+			return N
+		}
+	}
 }
 
 // newToeplitzFFT returns the product for sequences of length n and e
-// channels, in the dense-DFT form up to dftMaxLength and by FFT beyond.
+// channels in the form toeplitzForce or the measurements pick.
 func newToeplitzFFT[T Float](n, e int) *toeplitzFFT[T] {
 	t := &toeplitzFFT[T]{n: n, e: e, dcoef: make([]T, (2*n-1)*e)}
-	if n <= dftMaxLength {
-		t.plan = sharedDFTPlan[T](n)
-	} else {
-		t.size = 2
-		for t.size < 2*n {
-			t.size *= 2
+	form := toeplitzForce
+	if form == "" {
+		switch {
+		case fft.Load() == nil && os.Getenv("KERNELKIT_FFT") != "go":
+			form = "fftw"
+		case n <= dftMaxLength:
+			form = "dft"
+		default:
+			form = "go"
 		}
-		t.spec = make([]complex128, e*(t.size/2+1))
 	}
+	if form == "dft" {
+		t.plan = sharedDFTPlan[T](n)
+		return t
+	}
+	t.size = fftSize(n)
+	if form == "go" {
+		t.fp = fft.NewGo[T](t.size, e)
+	} else {
+		t.fp = fft.New[T](t.size, e)
+	}
+	t.stride = (2*(t.size/2+1)*e + 15) &^ 15
 	return t
 }
 
-// workers returns per-worker scratch space for up to w workers.
-func (t *toeplitzFFT[T]) workers(w int) []fftWork {
-	for len(t.work) < w {
-		m := t.size
-		t.work = append(t.work, fftWork{f: fourier.NewFFT(m), re: make([]float64, m),
-			spec: make([]complex128, m/2+1), acc: make([]complex128, m/2+1)})
+// growAligned is grow for the FFT buffers: a new slice is 64-byte aligned.
+func growAligned[T Float](buf []T, n int) []T {
+	if cap(buf) < n {
+		return fft.Make[T](n)
 	}
-	return t.work
+	return buf[:n]
 }
 
-// channelChunk is the number of channels a worker takes at a time.
-const channelChunk = 8
+// workBufs returns per-worker padded-signal and spectrum buffers for w
+// workers.
+func (t *toeplitzFFT[T]) workBufs(w int) [][2][]T {
+	for len(t.bufs) < w {
+		t.bufs = append(t.bufs, [2][]T{fft.Make[T](t.size * t.e), fft.Make[T](t.stride)})
+	}
+	return t.bufs
+}
+
+// spectrum returns sequence b's spectrum in a batch of spectra.
+func (t *toeplitzFFT[T]) spectrum(s []T, b int) []T {
+	return s[b*t.stride : b*t.stride+2*(t.size/2+1)*t.e]
+}
+
+// transposeTile is the side of the square tiles in which pad and unpad
+// transpose: a tile's rows are one 64-byte cache line of float32 on both
+// sides, which avoids the cache-set conflicts of walking the channels at
+// a stride of N (a power-of-two number of bytes apart for most N).
+const transposeTile = 16
+
+// pad sets sig (e×N) to the channels of x (n×e) followed by zeros.
+func pad[T Float](sig, x []T, n, e, N int) {
+	const tb = transposeTile
+	for i0 := 0; i0 < n; i0 += tb {
+		i1 := min(i0+tb, n)
+		for c0 := 0; c0 < e; c0 += tb {
+			c1 := min(c0+tb, e)
+			for c := c0; c < c1; c++ {
+				dst := sig[c*N+i0 : c*N+i1]
+				for i := range dst {
+					dst[i] = x[(i0+i)*e+c]
+				}
+			}
+		}
+	}
+	for c := 0; c < e; c++ {
+		clear(sig[c*N+n : (c+1)*N])
+	}
+}
+
+// unpad sets y (n×e) to s times the first n samples of each channel of
+// sig (e×N).
+func unpad[T Float](y, sig []T, n, e, N int, s T) {
+	const tb = transposeTile
+	for i0 := 0; i0 < n; i0 += tb {
+		i1 := min(i0+tb, n)
+		for c0 := 0; c0 < e; c0 += tb {
+			c1 := min(c0+tb, e)
+			for c := c0; c < c1; c++ {
+				src := sig[c*N+i0 : c*N+i1]
+				for i, v := range src {
+					y[(i0+i)*e+c] = s * v
+				}
+			}
+		}
+	}
+}
+
+// mulSpec sets out = a ⊙ k, or a ⊙ conj(k), for spectra stored as (re, im)
+// pairs.
+func mulSpec[T Float](out, a, k []T, conjugate bool) {
+	k = k[:len(a)]
+	out = out[:len(a)]
+	if conjugate {
+		for i := 0; i < len(a); i += 2 {
+			ar, ai, kr, ki := a[i], a[i+1], k[i], k[i+1]
+			out[i] = ar*kr + ai*ki
+			out[i+1] = ai*kr - ar*ki
+		}
+		return
+	}
+	for i := 0; i < len(a); i += 2 {
+		ar, ai, kr, ki := a[i], a[i+1], k[i], k[i+1]
+		out[i] = ar*kr - ai*ki
+		out[i+1] = ai*kr + ar*ki
+	}
+}
 
 // forward returns the products for x (B×n×e) with coefficients coef
 // ((2n−1)×e).
@@ -77,39 +196,34 @@ func (t *toeplitzFFT[T]) forward(x []T, batch int, coef []T) []T {
 	if t.plan != nil {
 		return t.dftForward(x, batch, coef)
 	}
-	N, nb := t.size, t.size/2+1
-	t.xs = grow(t.xs, batch*e*nb)
+	N := t.size
+	bufs := t.workBufs(parallel.Workers(batch))
+	// First columns of the circulants: t_0 … t_{n−1}, 0 …, t_{−(n−1)} … t_{−1}.
+	sig := bufs[0][0]
+	clear(sig)
+	for c := 0; c < e; c++ {
+		col := sig[c*N : (c+1)*N]
+		for k := 0; k < n; k++ {
+			col[k] = coef[(k+n-1)*e+c]
+		}
+		for k := 1; k < n; k++ {
+			col[N-k] = coef[(n-1-k)*e+c]
+		}
+	}
+	t.ks = growAligned(t.ks, t.stride)
+	t.fp.Forward(t.spectrum(t.ks, 0), sig)
+	t.xs = growAligned(t.xs, batch*t.stride)
 	t.y = grow(t.y, batch*n*e)
-	ws := t.workers(parallel.Workers((e + channelChunk - 1) / channelChunk))
-	inv := 1 / float64(N)
-	chunks(e, channelChunk, func(w, lo, hi int) {
-		wk := &ws[w]
-		for c := lo; c < hi; c++ {
-			// First column of the circulant: t_0 … t_{n−1}, 0, t_{−(n−1)} … t_{−1}.
-			for k := 0; k < n; k++ {
-				wk.re[k] = float64(coef[(k+n-1)*e+c])
-			}
-			clear(wk.re[n:])
-			for k := 1; k < n; k++ {
-				wk.re[N-k] = float64(coef[(n-1-k)*e+c])
-			}
-			ks := t.spec[c*nb : (c+1)*nb]
-			wk.f.Coefficients(ks, wk.re)
-			for b := 0; b < batch; b++ {
-				for i := 0; i < n; i++ {
-					wk.re[i] = float64(x[(b*n+i)*e+c])
-				}
-				clear(wk.re[n:])
-				xs := t.xs[(b*e+c)*nb : (b*e+c+1)*nb]
-				wk.f.Coefficients(xs, wk.re)
-				for m, v := range xs {
-					wk.spec[m] = v * ks[m]
-				}
-				wk.f.Sequence(wk.re, wk.spec)
-				for i := 0; i < n; i++ {
-					t.y[(b*n+i)*e+c] = T(wk.re[i] * inv)
-				}
-			}
+	inv := 1 / T(N)
+	chunks(batch, 1, func(w, lo, hi int) {
+		sig, spec := bufs[w][0], t.spectrum(bufs[w][1], 0)
+		for b := lo; b < hi; b++ {
+			pad(sig, x[b*n*e:(b+1)*n*e], n, e, N)
+			xs := t.spectrum(t.xs, b)
+			t.fp.Forward(xs, sig)
+			mulSpec(spec, xs, t.ks, false)
+			t.fp.Inverse(sig, spec)
+			unpad(t.y[b*n*e:(b+1)*n*e], sig, n, e, N, inv)
 		}
 	})
 	return t.y
@@ -122,42 +236,51 @@ func (t *toeplitzFFT[T]) backward(dy []T) []T {
 	if t.plan != nil {
 		return t.dftBackward(dy)
 	}
-	t.dx = grow(t.dx, batch*n*e)
-	ws := t.workers(parallel.Workers((e + channelChunk - 1) / channelChunk))
 	N, nb := t.size, t.size/2+1
-	inv := 1 / float64(N)
-	chunks(e, channelChunk, func(w, lo, hi int) {
-		wk := &ws[w]
-		for c := lo; c < hi; c++ {
-			ks := t.spec[c*nb : (c+1)*nb]
-			clear(wk.acc)
-			for b := 0; b < batch; b++ {
-				for i := 0; i < n; i++ {
-					wk.re[i] = float64(dy[(b*n+i)*e+c])
-				}
-				clear(wk.re[n:])
-				wk.f.Coefficients(wk.spec, wk.re)
-				xs := t.xs[(b*e+c)*nb : (b*e+c+1)*nb]
-				for m, v := range wk.spec {
-					wk.acc[m] += v * conj(xs[m])
-					wk.spec[m] = v * conj(ks[m])
-				}
-				wk.f.Sequence(wk.re, wk.spec)
-				for i := 0; i < n; i++ {
-					t.dx[(b*n+i)*e+c] = T(wk.re[i] * inv)
-				}
-			}
-			wk.f.Sequence(wk.re, wk.acc)
-			for k := 0; k < n; k++ {
-				t.dcoef[(k+n-1)*e+c] = T(wk.re[k] * inv)
-			}
-			for k := 1; k < n; k++ {
-				t.dcoef[(n-1-k)*e+c] = T(wk.re[N-k] * inv)
+	bufs := t.workBufs(parallel.Workers(batch))
+	t.dx = grow(t.dx, batch*n*e)
+	t.dys = growAligned(t.dys, batch*t.stride)
+	inv := 1 / T(N)
+	chunks(batch, 1, func(w, lo, hi int) {
+		sig, spec := bufs[w][0], t.spectrum(bufs[w][1], 0)
+		for b := lo; b < hi; b++ {
+			pad(sig, dy[b*n*e:(b+1)*n*e], n, e, N)
+			ds := t.spectrum(t.dys, b)
+			t.fp.Forward(ds, sig)
+			mulSpec(spec, ds, t.ks, true)
+			t.fp.Inverse(sig, spec)
+			unpad(t.dx[b*n*e:(b+1)*n*e], sig, n, e, N, inv)
+		}
+	})
+	// S = Σ_b DY_b ⊙ conj(X_b), over b in order for every channel.
+	t.sum = growAligned(t.sum, t.stride)
+	s := t.spectrum(t.sum, 0)
+	chunks(e, channelChunk, func(_, lo, hi int) {
+		seg := s[2*lo*nb : 2*hi*nb]
+		clear(seg)
+		for b := 0; b < batch; b++ {
+			d := t.spectrum(t.dys, b)[2*lo*nb : 2*hi*nb]
+			x := t.spectrum(t.xs, b)[2*lo*nb : 2*hi*nb]
+			for i := 0; i < len(seg); i += 2 {
+				dr, di, xr, xi := d[i], d[i+1], x[i], x[i+1]
+				seg[i] += dr*xr + di*xi
+				seg[i+1] += di*xr - dr*xi
 			}
 		}
 	})
+	sig := bufs[0][0]
+	t.fp.Inverse(sig, s)
+	for c := 0; c < e; c++ {
+		col := sig[c*N : (c+1)*N]
+		for k := 0; k < n; k++ {
+			t.dcoef[(k+n-1)*e+c] = inv * col[k]
+		}
+		for k := 1; k < n; k++ {
+			t.dcoef[(n-1-k)*e+c] = inv * col[N-k]
+		}
+	}
 	return t.dx
 }
 
-// conj is the complex conjugate.
-func conj(z complex128) complex128 { return complex(real(z), -imag(z)) }
+// channelChunk is the number of channels a worker takes at a time.
+const channelChunk = 8
