@@ -6,6 +6,13 @@
 // in-process ceiling: Classify's rows/s for the same rows, on one goroutine
 // and on every CPU. scripts/serve_bench.sh runs it.
 //
+// With --transports it compares transports side by side instead, each
+// driven by the same closed loop of its own (not vegeta): REST with JSON
+// data (rest-json), REST with the binary tensor data extension, raw bytes
+// in and out (rest-binary), and gRPC ModelInfer with raw_input_contents
+// and raw outputs (grpc-raw, one connection per client).
+// scripts/bench_serve_grpc.sh runs it.
+//
 //	go run ./serve/loadtest --url http://127.0.0.1:8080 --model letter \
 //	    --rows 1,256 --concurrency 1,4,16 --duration 3s --model-file letter.kk
 //
@@ -43,6 +50,8 @@ import (
 
 type options struct {
 	url, model, dataPath, modelFile, datatype, blas string
+	grpcAddr                                        string
+	transports                                      []string
 	rows, concurrency                               []int
 	duration, wait                                  time.Duration
 	firstRow                                        int
@@ -58,6 +67,8 @@ func main() {
 	fl.StringVar(&o.modelFile, "model-file", "", "model file for the in-process Classify ceiling")
 	fl.StringVar(&o.datatype, "datatype", "FP64", "input datatype: FP64 or FP32")
 	fl.StringVar(&o.blas, "blas", "auto", "BLAS of the in-process ceiling: auto, openblas or gonum")
+	fl.StringVar(&o.grpcAddr, "grpc-addr", "127.0.0.1:8081", "address of the server's gRPC service (loopback only), for --transports grpc-raw")
+	fl.StringSliceVar(&o.transports, "transports", nil, "compare transports side by side with one closed-loop driver: rest-json, rest-binary, grpc-raw (default: REST JSON through vegeta)")
 	fl.IntSliceVar(&o.rows, "rows", []int{1, 256}, "rows per request")
 	fl.IntSliceVar(&o.concurrency, "concurrency", []int{1, 4, 16}, "concurrent clients")
 	fl.DurationVar(&o.duration, "duration", 3*time.Second, "duration of each measurement")
@@ -88,6 +99,15 @@ func (o *options) run() error {
 	}
 	if err := o.waitReady(); err != nil {
 		return err
+	}
+	if len(o.transports) > 0 {
+		if err := o.compareTransports(x); err != nil {
+			return err
+		}
+		if o.modelFile == "" {
+			return nil
+		}
+		return o.ceiling(x)
 	}
 	t := report.Table{Title: fmt.Sprintf("server %s, model %s, %s, %v per cell, closed loop (each client sends its next request on an answer)",
 		o.url, o.model, o.datatype, o.duration),
