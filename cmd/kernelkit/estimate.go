@@ -35,15 +35,18 @@ func newEstimate() *cobra.Command {
 			"                     MSE over pairs, mean and std over --draws independent maps (HRF Table 1)\n" +
 			"  --study clustered  synthetic clustered data (HRF App. H.1): clustered HRF vs FAVOR+ and trig\n" +
 			"  --study softmax    softmax sampling quality (HRF Sec. 4.2): Wasserstein-1, KS, negatives\n" +
+			"  --study zoo        every softmax estimator side by side (SimRF, OPRF/FAVOR++, SDERF/ADERF/FAVOR#\n" +
+			"                     papers): relative MSE against norm (--norms) and angle at d = --d (16), m = d,\n" +
+			"                     linear attention on the rows of --data as queries and keys, features per second\n" +
 			"Estimators are the softmax-kernel maps of the catalog: trig, positive, hyperbolic, angular,\n" +
-			"gaussian (HRF Eq. 20), bipolar (HRF App. F) and clustered.",
+			"gaussian (HRF Eq. 20), bipolar (HRF App. F), clustered, simrf, oprf, sderf and aderf.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.study, "study", "", "angle, data, clustered or softmax (default: data with --data, else angle)")
+	fl.StringVar(&o.study, "study", "", "angle, data, clustered, softmax or zoo (default: data with --data, else angle)")
 	fl.StringVar(&o.data, "data", "", "CSV data set for --study data (label column dropped)")
-	fl.StringSliceVar(&o.estimators, "estimator", study.EstimateDefaultEstimators(), "estimators: trig, positive, hyperbolic, angular, gaussian, bipolar, clustered")
+	fl.StringSliceVar(&o.estimators, "estimator", study.EstimateDefaultEstimators(), "estimators: trig, positive, hyperbolic, angular, gaussian, bipolar, clustered, simrf, oprf, sderf, aderf")
 	fl.StringVar(&o.sampler, "sampler", "iid", "projection sampler: iid, orf, sorf, halton, truncated")
 	fl.IntVar(&o.features, "features", 0, "feature budget D (default 128 for angle, 512 for data and softmax)")
 	fl.IntVar(&o.draws, "draws", 0, "independent draws of each map (default 1000 for angle, 50 otherwise, 20 for clustered)")
@@ -66,6 +69,10 @@ func (o *estimateOptions) defaults(cmd *cobra.Command) {
 		}
 	}
 	fl := cmd.Flags()
+	if o.study == "zoo" {
+		o.zooDefaults(fl.Changed)
+		return
+	}
 	if !fl.Changed("features") {
 		o.features = 512
 		if o.study == "angle" {
@@ -105,12 +112,16 @@ func (o *estimateOptions) validate() error {
 		if o.pairs <= 0 {
 			return fmt.Errorf("--pairs must be positive, got %d", o.pairs)
 		}
+	case "zoo":
+		if o.d <= 0 {
+			return fmt.Errorf("--d must be positive, got %d", o.d)
+		}
 	case "softmax":
 		if o.d <= 0 {
 			return fmt.Errorf("--d must be positive, got %d", o.d)
 		}
 	default:
-		return fmt.Errorf("unknown --study %.40q (want angle, data, clustered or softmax)", o.study)
+		return fmt.Errorf("unknown --study %.40q (want angle, data, clustered, softmax or zoo)", o.study)
 	}
 	return nil
 }
@@ -170,6 +181,8 @@ func (o *estimateOptions) compute(cmd *cobra.Command, smp sampler.Sampler, updat
 			return res.Table(), res.Rows[0], nil, nil // one row prints as an object
 		}
 		return res.Table(), res.Rows, nil, nil
+	case "zoo":
+		return o.zoo(cmd, update)
 	case "clustered":
 		res, err := study.EstimateClustered(ctx, study.EstimateClusteredConfig{Sampler: smp, Draws: o.draws, Seed: o.seed}, update)
 		if err != nil {
