@@ -49,7 +49,7 @@ func newAttention() *cobra.Command {
 	fl.IntSliceVar(&o.lengths, "lengths", []int{1024}, "sequence lengths L")
 	fl.IntVar(&o.d, "d", 16, "head dimension d")
 	fl.IntSliceVar(&o.features, "features", []int{16, 64, 256}, "feature counts")
-	fl.StringSliceVar(&o.variants, "variants", []string{"positive", "hyperbolic", "trig", "relu"}, "feature maps of the catalog: positive, hyperbolic, trig, relu, angular, gaussian, bipolar (hybrids FLOP-matched to m)")
+	fl.StringSliceVar(&o.variants, "variants", []string{"positive", "hyperbolic", "trig", "relu"}, "feature maps of the catalog: positive, hyperbolic, trig, relu, angular, gaussian, bipolar (hybrids FLOP-matched to m), simrf, oprf, sderf, aderf (the fitted ones refitted to each non-causal call)")
 	fl.StringSliceVar(&o.samplers, "samplers", []string{"orf"}, "projection samplers")
 	fl.IntVar(&o.seeds, "seeds", 5, "seeds (independent Q, K, V and projections)")
 	fl.Uint64Var(&o.seed, "seed", 0, "base seed")
