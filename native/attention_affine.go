@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/kernelkit/kernelkit/internal/parallel"
+	"github.com/kernelkit/kernelkit/internal/vmath"
 )
 
 // mixRowChunk is the number of rows per work item of the row-parallel
@@ -111,37 +112,13 @@ func rowAffineBackward[T Float](gs *gradScratch[T], dx []T, accumulate bool, dy,
 	})
 }
 
-// exp32 returns eˣ in float32 arithmetic: x = n·ln 2 + r with |r| ≤
-// ln 2/2, eʳ by Cephes' expf polynomial and 2ⁿ by the exponent bits;
-// within 2 ulp of float32(math.Exp(x)) (TestExp32). Arguments whose
-// result would be subnormal or overflow go to math.Exp.
-func exp32(x float32) float32 {
-	if !(x > -86.5 && x < 88) {
-		return float32(math.Exp(float64(x)))
-	}
-	return exp32Normal(x)
-}
+// exp32 returns eˣ in float32 arithmetic (vmath.Exp32: Cephes' expf,
+// within 2 ulp of float32(math.Exp(x)); results that would be subnormal
+// or overflow by math.Exp).
+func exp32(x float32) float32 { return vmath.Exp32(x) }
 
 // exp32Normal is exp32 for x in (−86.5, 88).
-func exp32Normal(x float32) float32 {
-	const (
-		log2e = 1.44269504088896341
-		ln2Hi = 0.693359375
-		ln2Lo = -2.12194440e-4
-	)
-	fx := x * log2e
-	var n int32
-	if fx >= 0 {
-		n = int32(fx + 0.5)
-	} else {
-		n = int32(fx - 0.5)
-	}
-	fn := float32(n)
-	r := x - fn*ln2Hi - fn*ln2Lo
-	p := ((((1.9875691500e-4*r+1.3981999507e-3)*r+8.3334519073e-3)*r+4.1665795894e-2)*r+1.6666665459e-1)*r + 5.0000001201e-1
-	y := p*r*r + r + 1
-	return y * math.Float32frombits(uint32(n+127)<<23)
-}
+func exp32Normal(x float32) float32 { return vmath.Exp32Normal(x) }
 
 // expSlice replaces every element of x by its exponential (exp32 for
 // float32, math.Exp for float64).

@@ -102,12 +102,10 @@ func (l *glu[T]) Forward(x []T, B, L int) []T {
 	a := l.l1.forward(x, rows)
 	c := l.l2.forward(x, rows)
 	l.sa, l.s, l.g = grow(l.sa, len(a)), grow(l.s, len(a)), grow(l.g, len(a))
-	sigm := sigmoidFunc[T]()
 	chunks(len(a), rowChunk*64, func(_, lo, hi int) {
+		sigmoidSlice(l.sa[lo:hi], a[lo:hi])
 		for i := lo; i < hi; i++ {
-			s := sigm(a[i])
-			l.sa[i] = s
-			l.s[i] = a[i] * s
+			l.s[i] = a[i] * l.sa[i]
 			l.g[i] = l.s[i] * c[i]
 		}
 	})

@@ -2,8 +2,10 @@ package native
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/kernelkit/kernelkit/internal/parallel"
+	"github.com/kernelkit/kernelkit/internal/vmath"
 )
 
 // Layer is the contract of the engine's layers: Forward maps x (B·L rows
@@ -101,15 +103,22 @@ func sigmoid[T Float](x T) T {
 	return T(1 / (1 + math.Exp(-float64(x))))
 }
 
-// sigmoidFunc returns the logistic function for T: float64 by math.Exp,
-// float32 by exp32 (attention_affine.go: within 2 float32 ulps, without
-// the round trip through float64 on the hot path of SiLU).
-func sigmoidFunc[T Float]() func(T) T {
-	var z T
-	if _, ok := any(z).(float32); ok {
-		return func(x T) T { return T(1 / (1 + exp32(-float32(x)))) }
+// sigmoidSlice sets dst[i] to the logistic function of x[i]: float64 by
+// math.Exp, float32 by vmath.Sigmoid32 (1/(1 + exp32(−x)), within 2
+// float32 ulps, eight at a time with AVX2 and the same bits on every CPU).
+func sigmoidSlice[T Float](dst, x []T) {
+	if len(x) == 0 {
+		return
 	}
-	return sigmoid[T]
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		vmath.Sigmoid32(unsafe.Slice((*float32)(unsafe.Pointer(&dst[0])), len(dst)),
+			unsafe.Slice((*float32)(unsafe.Pointer(&x[0])), len(x)))
+		return
+	}
+	for i, v := range x {
+		dst[i] = sigmoid(v)
+	}
 }
 
 // linear is an affine map y = xW + b on rows (W in×out, b out entries or
@@ -243,12 +252,10 @@ type activation[T Float] struct {
 // siluFwd sets out = x·σ(x) and sig = σ(x) element-wise on all cores
 // (σ kept for the backward pass).
 func siluFwd[T Float](x, out, sig []T) {
-	sigm := sigmoidFunc[T]()
 	chunks(len(x), rowChunk*64, func(_, lo, hi int) {
+		sigmoidSlice(sig[lo:hi], x[lo:hi])
 		for i := lo; i < hi; i++ {
-			s := sigm(x[i])
-			sig[i] = s
-			out[i] = x[i] * s
+			out[i] = x[i] * sig[i]
 		}
 	})
 }
