@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 
+	"github.com/kernelkit/kernelkit/fft"
 	"github.com/kernelkit/kernelkit/native"
 	"github.com/kernelkit/kernelkit/nn"
 	"github.com/kernelkit/kernelkit/tasks"
@@ -33,16 +35,19 @@ func rfftFLOPs(n int) float64 { return 2.5 * float64(n) * math.Log2(float64(n)) 
 // StepFLOPs counts the floating-point operations of one training step
 // (forward and backward) of a TNN-kind model on a batch: the products
 // (2·m·n·k each: three per linear map: forward, ∂x, ∂W) and the Toeplitz
-// products, plus FD-TNN's inverse-DFT products of the coefficients; the
-// element-wise work (norms, activations, Adam: O(B·L·width)) is left out.
-// The Toeplitz products are counted as the algorithm needs them
-// (executed false: real FFTs of size 2n, 2.5·N·log₂N each, 4·B·e + 2·e
-// per mixer — inputs, outputs and their gradients, the coefficient
-// spectra and gradients — with three complex products of 6 per bin) or as
-// the engine executes them up to n = 1024 (executed true: dense real-DFT
-// products, two ((n+1)×(n/2+1))·((n/2+1)×e) products per transform and
-// two ((n/2+1)×(n+1))·((n+1)×e) per inverse, four of each per sequence,
-// and the coefficient transforms 2(n+1)×(2n−1)·e each way).
+// products, plus FD-TNN's transforms of its frequency response to
+// coefficients and back; the element-wise work (norms, activations,
+// Adam: O(B·L·width)) is left out. With executed false the Toeplitz
+// products are counted as the algorithm needs them: real FFTs of size 2n,
+// 2.5·N·log₂N each, 4·B·e + 2·e per mixer (inputs, outputs and their
+// gradients, the coefficient spectra and gradients), three complex
+// products of 6 per bin, and FD-TNN's 2·e transforms of size 2n. With
+// executed true they are counted as the engine runs them: the same FFTs
+// at its size N (fftSize) where it uses FFTs (FFTW loaded, or n > 1024);
+// dense real-DFT products otherwise (two ((n+1)×(n/2+1))·((n/2+1)×e)
+// products per transform and two ((n/2+1)×(n+1))·((n+1)×e) per inverse,
+// four of each per sequence, the coefficient transforms 2(n+1)×(2n−1)·e
+// each way, and FD-TNN's dense coefficient products).
 func StepFLOPs(cfg nn.ModelConfig, B int, executed bool) float64 {
 	R := float64(B * cfg.Length)
 	d, e, h, n := float64(cfg.Width), float64(cfg.Expand*cfg.Width), float64(cfg.Hidden), cfg.Length
@@ -51,22 +56,46 @@ func StepFLOPs(cfg nn.ModelConfig, B int, executed bool) float64 {
 	nf := float64(n)
 	bf := float64(B)
 	perBlock += 3 * 6 * bf * e * (nf + 1) // complex products
-	if executed && n <= 1024 {
+	fftForm := n > 1024 || (fft.Load() == nil && os.Getenv("KERNELKIT_FFT") != "go")
+	fd := 0.0 // FD-TNN's coefficient transforms per block
+	switch {
+	case executed && !fftForm:
 		nu, nv, np := float64(n/2+1), float64((n-1)/2+1), float64(n/2+1)
 		tr := 2 * (nf + 1) * (nu + nv) * e // one transform
 		inv := 2 * 2 * np * (nf + 1) * e   // one inverse
 		perBlock += 2*bf*(tr+inv) + 2*2*2*(nf+1)*(2*nf-1)*e
-	} else {
-		perBlock += (4*bf*e + 2*e) * rfftFLOPs(2*n)
-	}
-	if cfg.Kind == nn.KindFDTNN {
 		k := 1.0
 		if !cfg.Causal {
 			k = 2
 		}
-		perBlock += 2 * k * 2 * (2*nf - 1) * (nf + 1) * e // coefficients and their gradient
+		fd = 2 * k * 2 * (2*nf - 1) * (nf + 1) * e // dense products and their gradient
+	case executed:
+		perBlock += (4*bf*e + 2*e) * rfftFLOPs(fftSize(n))
+		fd = 2 * e * rfftFLOPs(2*n)
+	default:
+		perBlock += (4*bf*e + 2*e) * rfftFLOPs(2*n)
+		fd = 2 * e * rfftFLOPs(2*n)
+	}
+	if cfg.Kind == nn.KindFDTNN {
+		perBlock += fd
 	}
 	return float64(cfg.Depth)*perBlock + 3*2*bf*d*float64(cfg.Classes)
+}
+
+// fftSize is the engine's FFT size for length n (native/toeplitz.go): the
+// smallest even N ≥ 2n − 1 with prime factors 2, 3 and 5.
+func fftSize(n int) int {
+	for N := max(2*n-1, 2); ; N++ {
+		m := N
+		for _, p := range []int{2, 3, 5} {
+			for m%p == 0 {
+				m /= p
+			}
+		}
+		if N%2 == 0 && m == 1 {
+			return N
+		}
+	}
 }
 
 // sgemmRate measures the float32 GEMM rate (GFLOP/s) of a 2048³ product
