@@ -120,21 +120,16 @@ func exp32(x float32) float32 { return vmath.Exp32(x) }
 // exp32Normal is exp32 for x in (−86.5, 88).
 func exp32Normal(x float32) float32 { return vmath.Exp32Normal(x) }
 
-// expSlice replaces every element of x by its exponential (exp32 for
-// float32, math.Exp for float64).
+// expSlice replaces every element of x by its exponential (float32 by
+// vmath.Exp32Slice: exp32, eight at a time with AVX2; float64 by math.Exp).
 func expSlice[T Float](x []T) {
 	if len(x) == 0 {
 		return
 	}
 	var z T
 	if unsafe.Sizeof(z) == 4 {
-		for i, v := range unsafe.Slice((*float32)(unsafe.Pointer(&x[0])), len(x)) {
-			if v > -86.5 && v < 88 {
-				x[i] = T(exp32Normal(v))
-			} else {
-				x[i] = T(math.Exp(float64(v)))
-			}
-		}
+		f := unsafe.Slice((*float32)(unsafe.Pointer(&x[0])), len(x))
+		vmath.Exp32Slice(f, f)
 		return
 	}
 	for i, v := range x {
@@ -157,37 +152,23 @@ func geluExact[T Float](x T) (y, dy T) {
 	return T(xf * cdf), T(cdf + xf*pdf)
 }
 
-// gelu32 is geluExact in float32 arithmetic, with erf by Abramowitz and
-// Stegun's 7.1.26 (absolute error below 1.5·10⁻⁷) sharing its exp(−x²/2)
-// with the density: Φ within 2·10⁻⁷ of the exact value, as close as
-// float32 resolves values near 1 (TestGELU32).
-func gelu32(x float32) (y, dy float32) {
-	const (
-		p  = 0.3275911
-		a1 = 0.254829592
-		a2 = -0.284496736
-		a3 = 1.421413741
-		a4 = -1.453152027
-		a5 = 1.061405429
-	)
-	ax := x
-	if ax < 0 {
-		ax = -ax
-	}
-	t := 1 / (1 + p*ax*(1/math.Sqrt2))
-	e := exp32(-0.5 * x * x)
-	tail := 0.5 * t * (a1 + t*(a2+t*(a3+t*(a4+t*a5)))) * e // 1 − Φ(|x|)
-	cdf := 1 - tail
-	if x < 0 {
-		cdf = tail
-	}
-	return x * cdf, cdf + x*e*(1/2.5066282746310002)
-}
+// gelu32 is geluExact in float32 arithmetic (vmath.GELU32: erf by
+// Abramowitz and Stegun 7.1.26, exp by exp32).
+func gelu32(x float32) (y, dy float32) { return vmath.GELU32(x) }
 
 // rowGELUForward sets y = GELU(h) and dg = GELU'(h) elementwise (n rows of
 // width w), row chunks in parallel.
 func rowGELUForward[T Float](y, dg, h []T, n, w int) {
+	var z T
+	f32 := unsafe.Sizeof(z) == 4
 	parallel.Chunks(n, mixRowChunk, func(_, lo, hi int) {
+		if f32 && hi > lo {
+			m := (hi - lo) * w
+			vmath.GELU32Slice(unsafe.Slice((*float32)(unsafe.Pointer(&y[lo*w])), m),
+				unsafe.Slice((*float32)(unsafe.Pointer(&dg[lo*w])), m),
+				unsafe.Slice((*float32)(unsafe.Pointer(&h[lo*w])), m))
+			return
+		}
 		for i := lo * w; i < hi*w; i++ {
 			y[i], dg[i] = geluExact(h[i])
 		}

@@ -29,12 +29,15 @@
 // [−707, 709] (where the result would overflow, be subnormal or is not a
 // number) take math.Exp. The error against math.Exp is below 3 ulp (test).
 //
-// # Exp32 and Sigmoid32
+// # Exp32, Sigmoid32 and GELU32
 //
 // The native training engine's float32 activations: Exp32 is Cephes' expf
 // (degree-5 polynomial after the same two-part reduction; below 1 ulp of
-// float32 measured, 2 tested), and Sigmoid32 the logistic function
-// 1/(1 + Exp32(−x)) on slices, eight at a time with AVX2 — again the
-// same operations in the same order as the scalar form, so the same bits
-// on every CPU (tested bitwise).
+// float32 measured, 2 tested); Sigmoid32 the logistic function
+// 1/(1 + Exp32(−x)); GELU32 x·Φ(x) and its derivative with erf by
+// Abramowitz and Stegun 7.1.26. Exp32Slice, Sigmoid32 and GELU32Slice
+// work on slices, eight at a time with AVX2 — again the same operations
+// in the same order as the scalar forms (written with conversions that
+// forbid fused multiply-adds), so the same bits on every CPU (tested
+// bitwise).
 package vmath

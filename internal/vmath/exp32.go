@@ -76,3 +76,84 @@ func Sigmoid32(dst, src []float32) {
 		}
 	}
 }
+
+// Exp32Slice sets dst[i] = Exp32(src[i]) for every i of src, eight at a
+// time with AVX2 where the CPU has it (the same bits as Exp32); dst must be
+// at least as long as src (it panics otherwise) and may be src.
+func Exp32Slice(dst, src []float32) {
+	dst = dst[:len(src)]
+	i := 0
+	for i < len(src) {
+		if haveAVX2 {
+			i += exp32Kernel(dst[i:], src[i:])
+			if i >= len(src) {
+				return
+			}
+		}
+		end := min(i+8, len(src))
+		if !haveAVX2 {
+			end = len(src)
+		}
+		for ; i < end; i++ {
+			dst[i] = Exp32(src[i])
+		}
+	}
+}
+
+// Constants of GELU32: Abramowitz and Stegun 7.1.26 for erf.
+const (
+	geluP          float32 = 0.3275911
+	geluA1         float32 = 0.254829592
+	geluA2         float32 = -0.284496736
+	geluA3         float32 = 1.421413741
+	geluA4         float32 = -1.453152027
+	geluA5         float32 = 1.061405429
+	geluInvSqrt2   float32 = 1 / math.Sqrt2
+	geluInvSqrt2Pi float32 = 1 / 2.5066282746310002
+)
+
+// GELU32 returns GELU(x) = x·Φ(x), Φ the normal CDF, and its derivative
+// Φ(x) + x·φ(x) in float32 arithmetic: 1 − Φ(|x|) = ½·erfc(|x|/√2) by
+// Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7 of erfc) with
+// exp by Exp32; every operation rounded to float32 as written, the
+// operations of GELU32Slice's AVX2 kernel.
+func GELU32(x float32) (y, dy float32) {
+	ax := math.Float32frombits(math.Float32bits(x) &^ (1 << 31))
+	u := float32(geluP * ax)
+	u = float32(u * geluInvSqrt2)
+	t := 1 / (1 + u)
+	e := Exp32(float32(-0.5*x) * x)
+	q := float32(geluA5*t) + geluA4
+	q = float32(q*t) + geluA3
+	q = float32(q*t) + geluA2
+	q = float32(q*t) + geluA1
+	tail := float32(float32(float32(0.5*t)*q) * e)
+	cdf := 1 - tail
+	if x < 0 {
+		cdf = tail
+	}
+	return x * cdf, cdf + float32(float32(x*e)*geluInvSqrt2Pi)
+}
+
+// GELU32Slice sets y[i], dy[i] = GELU32(x[i]) for every i of x, eight at
+// a time with AVX2 where the CPU has it (the same bits as GELU32); y and
+// dy must be at least as long as x (it panics otherwise).
+func GELU32Slice(y, dy, x []float32) {
+	y, dy = y[:len(x)], dy[:len(x)]
+	i := 0
+	for i < len(x) {
+		if haveAVX2 {
+			i += gelu32Kernel(y[i:], dy[i:], x[i:])
+			if i >= len(x) {
+				return
+			}
+		}
+		end := min(i+8, len(x))
+		if !haveAVX2 {
+			end = len(x)
+		}
+		for ; i < end; i++ {
+			y[i], dy[i] = GELU32(x[i])
+		}
+	}
+}

@@ -103,3 +103,74 @@ func BenchmarkSigmoid32(b *testing.B) {
 		b.ReportMetric(float64(b.N*len(src))/b.Elapsed().Seconds()/1e9, "Gvalues/s")
 	})
 }
+
+// testInputs returns n values mixing normal draws, wide uniform ones and,
+// for n > 40, out-of-range and special values inside some blocks of eight.
+func testInputs(n int, seed uint64) []float32 {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	src := make([]float32, n)
+	for i := range src {
+		switch i % 5 {
+		case 0:
+			src[i] = float32(4 * rng.NormFloat64())
+		case 1:
+			src[i] = float32(-90 + 180*rng.Float64())
+		default:
+			src[i] = float32(rng.NormFloat64())
+		}
+	}
+	if n > 40 {
+		src[17], src[33] = 100, -95
+		src[n-1] = float32(math.Inf(1))
+		src[n-9] = float32(math.NaN())
+	}
+	return src
+}
+
+// same reports whether a and b have the same bits (NaNs of any payload
+// count as equal).
+func same(a, b float32) bool {
+	return math.Float32bits(a) == math.Float32bits(b) || (a != a && b != b)
+}
+
+// TestExp32SliceSameBits checks Exp32Slice against Exp32 bitwise.
+func TestExp32SliceSameBits(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 1000} {
+		src := testInputs(n, uint64(n))
+		dst := make([]float32, n)
+		Exp32Slice(dst, src)
+		for i, x := range src {
+			if !same(dst[i], Exp32(x)) {
+				t.Fatalf("n=%d: Exp32Slice(%v) = %v, Exp32 %v", n, x, dst[i], Exp32(x))
+			}
+		}
+	}
+}
+
+// TestGELU32 checks GELU32 against GELU and its derivative in float64
+// (math.Erf): the A&S 7.1.26 erfc bound 1.5e-7 and float32 rounding give
+// errors below 4e-7 relative to max(1, |x|); and GELU32Slice bitwise
+// against GELU32.
+func TestGELU32(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 1000, 1 << 14} {
+		src := testInputs(n, uint64(n)+100)
+		y, dy := make([]float32, n), make([]float32, n)
+		GELU32Slice(y, dy, src)
+		for i, x := range src {
+			wy, wd := GELU32(x)
+			if !same(y[i], wy) || !same(dy[i], wd) {
+				t.Fatalf("n=%d: GELU32Slice(%v) = %v, %v; GELU32 %v, %v", n, x, y[i], dy[i], wy, wd)
+			}
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				continue
+			}
+			xf := float64(x)
+			cdf := 0.5 * (1 + math.Erf(xf/math.Sqrt2))
+			ey := math.Abs(float64(wy)-xf*cdf) / max(1, math.Abs(xf))
+			ed := math.Abs(float64(wd)-(cdf+xf*math.Exp(-xf*xf/2)/math.Sqrt(2*math.Pi))) / max(1, math.Abs(xf))
+			if ey > 4e-7 || ed > 4e-7 {
+				t.Fatalf("GELU32(%v) = %v, %v: errors %.3g, %.3g", x, wy, wd, ey, ed)
+			}
+		}
+	}
+}

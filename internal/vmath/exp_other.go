@@ -10,3 +10,7 @@ func expKernel(dst, src []float64) int { return 0 }
 func HasAVX2() bool { return false }
 
 func sigmoid32Kernel(dst, src []float32) int { return 0 }
+
+func exp32Kernel(dst, src []float32) int { return 0 }
+
+func gelu32Kernel(y, dy, x []float32) int { return 0 }
