@@ -73,6 +73,12 @@ type ModelConfig struct {
 	SKIGrid   int `json:"ski_grid,omitempty"`
 	// Features is the number of FAVOR+ random features per head.
 	Features int `json:"features,omitempty"`
+	// FeatureMap names the performer's feature family (FeatureMaps:
+	// favor+, simrf, oprf, sderf; see FamilyAttention). Empty is favor+,
+	// to which Defaults normalises it, so that configurations written
+	// before the field existed read back unchanged; other kinds must leave
+	// it empty (or favor+).
+	FeatureMap string `json:"feature_map,omitempty"`
 	// HRFM and HRFN shape the angular hybrid attention of hrf: HRFM
 	// projections for each base estimator (positive and trigonometric) and
 	// HRFN sgn projections for the angular λ, 4·HRFM·(1+HRFN) features per
@@ -133,6 +139,11 @@ func (c *ModelConfig) Defaults() {
 	set(&c.Features, 32)
 	set(&c.Chunk, 64)
 	set(&c.AdapterSize, 16)
+	if fam, err := FeatureFamily(c.FeatureMap); err == nil && fam == FeatureFavor {
+		c.FeatureMap = "" // favor+, as before the field existed
+	} else if err == nil {
+		c.FeatureMap = fam
+	}
 	if c.Kind == KindHRF && c.QKNorm == 0 {
 		c.QKNorm = 1
 	}
@@ -169,6 +180,11 @@ func (c *ModelConfig) Validate() error {
 		if err := limits.Dim("nn: "+f.name, f.v); err != nil {
 			return err
 		}
+	}
+	if fam, err := FeatureFamily(c.FeatureMap); err != nil {
+		return err
+	} else if fam != FeatureFavor && c.Kind != KindPerformer {
+		return fmt.Errorf("nn: feature map %s applies to the performer only, not %s", fam, c.Kind)
 	}
 	if c.Classes < 2 {
 		return fmt.Errorf("nn: need at least 2 classes, got %d", c.Classes)
@@ -352,7 +368,7 @@ func (b *builder) attention(ctx *context.Context, x, mask *Node, _ int) *Node {
 	switch c.Kind {
 	case KindPerformer:
 		omega := b.fixed(ctx, "omega", c.Features, d/c.Heads)
-		o = LinearAttention(q, k, v, omega, c.Causal, c.Chunk, mask)
+		o = FamilyAttention(q, k, v, omega, c.FeatureMap, c.Causal, c.Chunk, mask)
 	case KindHRF:
 		pos := b.fixed(ctx, "omega", c.HRFM, d/c.Heads)
 		trig := b.fixed(ctx, "omega_trig", c.HRFM, d/c.Heads)
@@ -492,8 +508,9 @@ var fixedNames = map[string]bool{"omega": true, "omega_trig": true, "tau": true,
 func IsFixedName(name string) bool { return fixedNames[name] }
 
 // FixedVariables returns the random features of the model for the given
-// seed and redraw count: the FAVOR+ projection of every performer layer
-// (drawn from seed, layer and redraw; see DrawFavorProjection), the three
+// seed and redraw count: the projection of every performer layer (drawn
+// from seed, layer and redraw by the feature family's sampler; see
+// DrawFeatureProjection), the three
 // projections of every hrf layer (DrawHybridProjections with orthogonal
 // rows and independent base projections, hybrid.Angular's variant I) and
 // the SNNK adapter towers (from AdapterSeed and the adapter's position;
@@ -504,7 +521,7 @@ func (c *ModelConfig) FixedVariables(seed uint64, redraw int) ([]FixedVariable, 
 		block := fmt.Sprintf("/block_%d", i)
 		switch c.Kind {
 		case KindPerformer:
-			om, err := DrawFavorProjection(c.Features, c.Width/c.Heads, mix(seed, uint64(i), uint64(redraw), 0x6661766f72))
+			om, err := DrawFeatureProjection(c.FeatureMap, c.Features, c.Width/c.Heads, mix(seed, uint64(i), uint64(redraw), 0x6661766f72))
 			if err != nil {
 				return nil, err
 			}
