@@ -13,7 +13,8 @@ import (
 // (B·L×d), split into heads of width d_h = d/H, optionally L2-normalised
 // to norm QKNorm·d_h^(1/4) (nn's unitRows), mixed by the kind's attention
 // — softmax attention for transformer (nn.SoftmaxAttention), FAVOR+
-// linear attention for performer (nn.LinearAttention), angular hybrid
+// linear attention for performer (nn.FamilyAttention: FAVOR+, SimRF, or
+// OPRF and SDERF fitted per sequence and head), angular hybrid
 // random-feature attention for hrf (nn.HybridAttention), bidirectional or
 // causal, with a key-padding mask — then merged and mapped by the output
 // affine map.
@@ -46,6 +47,7 @@ type Attention[T Float] struct {
 	chunk        int     // cfg.Chunk (causal FAVOR+ and HRF)
 	qkNorm       float64 // row norm r of q and k; 0: none
 	m, n         int     // FAVOR+ features, or HRF's M and N
+	family       string  // performer's feature family (nn.FeatureFamily)
 
 	mask    []T // B·L key mask, nil for none
 	bsz, l  int // shape of the last Forward
@@ -101,7 +103,11 @@ func NewAttention[T Float](cfg *nn.ModelConfig, scope string) *Attention[T] {
 	}
 	switch cfg.Kind {
 	case nn.KindPerformer:
-		a.m = cfg.Features
+		fam, err := nn.FeatureFamily(cfg.FeatureMap)
+		if err != nil {
+			panic(err) // validated
+		}
+		a.m, a.family = cfg.Features, fam
 		a.Omega = newParam[T](scope, "omega", false, a.m, dh)
 	case nn.KindHRF:
 		a.m, a.n = cfg.HRFM, cfg.HRFN
@@ -182,7 +188,7 @@ func (a *Attention[T]) stateStride(l int) int {
 	w := a.dh + 1
 	switch a.kind {
 	case nn.KindPerformer:
-		return 2*l*a.m + l*w
+		return 2*l*a.m + l*w + a.familyStateLen()
 	case nn.KindHRF:
 		return 8*l*a.m + 3*l*(1+a.n) + l*w
 	}

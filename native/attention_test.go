@@ -33,7 +33,7 @@ func refMixer(cfg *nn.ModelConfig) mixRef {
 		var o *Node
 		switch cfg.Kind {
 		case nn.KindPerformer:
-			o = nn.LinearAttention(q, k, v, p["omega"], cfg.Causal, cfg.Chunk, mask)
+			o = nn.FamilyAttention(q, k, v, p["omega"], cfg.FeatureMap, cfg.Causal, cfg.Chunk, mask)
 		case nn.KindHRF:
 			o = nn.HybridAttention(q, k, v, p["omega"], p["omega_trig"], p["tau"], cfg.Causal, cfg.Chunk, mask)
 		default:

@@ -195,8 +195,7 @@ func (a *Attention[T]) favorInputs(s *headScratch[T], z int, compute bool) (xq, 
 	a.gather(xk, dh, a.kn, z, sc)
 	qf, kf, _ := a.favorParts(z)
 	if compute {
-		favorFeatures(qf, xq, a.Omega.Value, L, dh, m, true)
-		favorFeatures(kf, xk, a.Omega.Value, L, dh, m, false)
+		a.headFeatures(z, qf, kf, xq, xk)
 	}
 	kfm = kf
 	if mask := a.headMask(z); mask != nil {
@@ -280,7 +279,7 @@ func (a *Attention[T]) favorBackward(s *headScratch[T], z int) {
 	linearCoreBackward(s, qf, kfm, v1, dout, dqf, dkf, dv1, L, m, w, a.causal, a.coreChunk(), a.keyRows(z))
 	dx := s.buf(fvDx, L*dh)
 	sc := T(math.Pow(float64(dh), -0.25))
-	favorFeaturesBackward(dx, dqf, qf, xq, a.Omega.Value, L, dh, m)
+	favorFeaturesBackward(dx, dqf, qf, xq, a.featureProjection(z), L, dh, m)
 	a.scatter(a.dq, dx, dh, z, sc)
 	if mask := a.headMask(z); mask != nil {
 		for l := 0; l < L; l++ {
@@ -289,7 +288,7 @@ func (a *Attention[T]) favorBackward(s *headScratch[T], z int) {
 			}
 		}
 	}
-	favorFeaturesBackward(dx, dkf, kf, xk, a.Omega.Value, L, dh, m)
+	favorFeaturesBackward(dx, dkf, kf, xk, a.featureProjection(z), L, dh, m)
 	a.scatter(a.dk, dx, dh, z, sc)
 	a.scatter(a.dv, dv1, w, z, 1)
 }

@@ -70,14 +70,15 @@ func randomBatches(cfg nn.ModelConfig, n, B int, seed uint64) (toks, labs [][]in
 // with a wide margin.
 func TestTrainingMatchesGoMLX(t *testing.T) {
 	const steps, B = 20, 4
-	for _, c := range []struct{ kind, adapter string }{
-		{nn.KindTNN, ""}, {nn.KindSKITNN, ""}, {nn.KindFDTNN, ""}, {nn.KindTransformer, ""}, {nn.KindPerformer, ""},
-		{nn.KindHRF, ""}, {nn.KindFDTNN, nn.AdapterSNNK},
+	for _, c := range []struct{ kind, adapter, features string }{
+		{nn.KindTNN, "", ""}, {nn.KindSKITNN, "", ""}, {nn.KindFDTNN, "", ""}, {nn.KindTransformer, "", ""}, {nn.KindPerformer, "", ""},
+		{nn.KindHRF, "", ""}, {nn.KindFDTNN, nn.AdapterSNNK, ""},
+		{nn.KindPerformer, "", nn.FeatureSimRF}, {nn.KindPerformer, "", nn.FeatureOPRF}, {nn.KindPerformer, "", nn.FeatureSDERF},
 	} {
-		t.Run(c.kind+c.adapter, func(t *testing.T) {
+		t.Run(c.kind+c.adapter+c.features, func(t *testing.T) {
 			cfg := nn.ModelConfig{Kind: c.kind, Vocab: 7, Classes: 3, Length: 8, Width: 4, Depth: 2, Hidden: 6, RPEHidden: 5,
 				SKIRank: 4, SKIFilter: 3, SKIGrid: 7, Causal: c.kind == nn.KindFDTNN || c.kind == nn.KindPerformer,
-				Heads: 2, Features: 3, Chunk: 4, Adapter: c.adapter, AdapterSize: 3, FreezeBackbone: c.adapter != ""}
+				Heads: 2, Features: 3, Chunk: 4, Adapter: c.adapter, AdapterSize: 3, FreezeBackbone: c.adapter != "", FeatureMap: c.features}
 			cfg.Defaults()
 			// The attention projections are redrawn every 7 steps (as
 			// train.Fit does on GoMLX's side, below).
