@@ -35,7 +35,7 @@ import (
 //     scikit-learn's StratifiedKFold(shuffle=False) but assigned
 //     round-robin: the rows of positive weight are ordered by class (in
 //     row order within a class) and the p-th goes to fold p mod F (see
-//     folder in pipeline.go); rows of weight zero come last. The rows
+//     Plan.Strata in plan.go); rows of weight zero come last. The rows
 //     are added to their folds' statistics, and their scores to the
 //     sigmoid fits, in row order. Each class needs
 //     at least F rows of positive weight (an error otherwise, as
@@ -60,9 +60,6 @@ import (
 //   - the sigmoids are fitted by Newton's method (scikit-learn: BFGS or
 //     L-BFGS; the same minimiser up to the stopping tolerances), and the
 //     k > 2 normalisation is a log-sum-exp (see package calibrate).
-
-// errOnePassCalibrate is the error of StatsFolds asked for a calibration.
-var errOnePassCalibrate = errors.New("model: calibration takes a third pass over the training rows (the out-of-fold scores), which a fit that sees each row once does not make; fit with model.Fit or model.FitStream, or drop the calibration")
 
 // fitFolds returns the statistics partitions of an in-memory fit: those of
 // λ selection (folds), or with Calibrate the k-fold folds (Options.Folds,

@@ -102,8 +102,7 @@ func TestOutOfFoldScores(t *testing.T) {
 // it is (same λ by GCV, weights to rounding), its probabilities sum to one,
 // survive a save and load bit for bit, and every misuse is an error: no
 // calibration, regression, more folds than streamed rows, one fold,
-// a class without rows, a calibration in StatsFolds,
-// and inconsistent calibrations in a model file.
+// a class without rows, and inconsistent calibrations in a model file.
 func TestCalibratedModel(t *testing.T) {
 	ctx := context.Background()
 	d := smallSet(t)
@@ -215,9 +214,6 @@ func TestCalibratedModel(t *testing.T) {
 	if _, err := FitStream(ctx, Options{Task: Classification, Calibrate: true, Features: opt.Features}, open, nil); err == nil ||
 		!strings.Contains(err.Error(), "got 5 folds for 2 rows") {
 		t.Errorf("FitStream with calibration, 5 folds of 2 rows: %v", err)
-	}
-	if _, err := (Options{Task: Classification, Calibrate: true}).StatsFolds(); err == nil || !strings.Contains(err.Error(), "third pass") {
-		t.Errorf("StatsFolds with calibration: %v", err)
 	}
 }
 
@@ -471,12 +467,12 @@ func TestClassWeightErrorOrder(t *testing.T) {
 }
 
 // calibrationOrder returns the rows in the stratified order of a
-// calibration with folds folds (see folder): the rows of positive weight
-// (w[i] > 0, every row for w nil) class by class, in row order within a
-// class, then the rows of weight zero; the row at position p is in fold
-// p mod folds.
+// calibration with folds folds (see Plan.Strata): the rows of positive
+// weight (w[i] > 0, every row for w nil) class by class, in row order
+// within a class, then the rows of weight zero; the row at position p is
+// in fold p mod folds.
 func calibrationOrder(labels []int, k int, w []float64, folds int) ([]int, error) {
-	f, err := testFolder(labels, k, w, folds)
+	next, err := testStrata(labels, k, w, folds)
 	if err != nil {
 		return nil, err
 	}
@@ -485,34 +481,43 @@ func calibrationOrder(labels []int, k int, w []float64, folds int) ([]int, error
 		if w != nil && !(w[i] > 0) {
 			l = k
 		}
-		order[f.next[l]] = i
-		f.next[l]++
+		order[next[l]] = i
+		next[l]++
 	}
 	return order, nil
 }
 
 // stratifiedFolds returns the fold of each row of a calibration with
-// folds folds, as the fit assigns them in a pass over the rows.
+// folds folds, as the fit assigns them in a pass over the rows
+// (Plan.Prepare).
 func stratifiedFolds(labels []int, k int, w []float64, folds int) ([]int, error) {
-	f, err := testFolder(labels, k, w, folds)
+	start, err := testStrata(labels, k, w, folds)
 	if err != nil {
 		return nil, err
 	}
-	fold := make([]int, len(labels))
-	f.assign(labels, w, fold)
-	return fold, nil
+	n := len(labels)
+	p := &Plan{Task: Classification, Classes: k, Outputs: k, Folds: folds, Rows: n, Cols: 1, Weighted: w != nil, Strata: start}
+	y := make([]float64, n)
+	for i, l := range labels {
+		y[i] = float64(l)
+	}
+	r, err := p.Prepare(&data.Batch{X: mat.NewDense(n, 1, nil), Y: y, Weights: w}, 0, make([]int, k))
+	if err != nil {
+		return nil, err
+	}
+	return r.Fold, nil
 }
 
-// testFolder returns the folder of rows with class indices labels (k
-// classes) and ridge weights w.
-func testFolder(labels []int, k int, w []float64, folds int) (*folder, error) {
+// testStrata returns the stratified positions (Plan.Strata) of rows with
+// class indices labels (k classes) and ridge weights w.
+func testStrata(labels []int, k int, w []float64, folds int) ([]int, error) {
 	count := make([]int, k)
 	for i, l := range labels {
 		if w == nil || w[i] > 0 {
 			count[l]++
 		}
 	}
-	return newFolder(count, folds)
+	return strata(count, folds)
 }
 
 // TestStratifiedFoldsInAPass: the folds the fit assigns row by row are

@@ -90,13 +90,9 @@ func (opt Options) newMap(d int) (features.Transformer, error) {
 }
 
 // folds returns the number of statistics partitions opt.Select needs: 1,
-// or the k of k-fold cross-validation (default 5). It is the count of a
-// fit that sees each row once (a distributed fit), so it refuses
-// Calibrate; Fit and FitStream count with fitFolds.
+// or the k of k-fold cross-validation (default 5). fitFolds adds a
+// calibration's.
 func (opt Options) folds() (int, error) {
-	if opt.Calibrate {
-		return 0, errOnePassCalibrate
-	}
 	switch opt.Select {
 	case "", "gcv":
 		return 1, nil
@@ -111,14 +107,4 @@ func (opt Options) folds() (int, error) {
 		return k, nil
 	}
 	return 0, fmt.Errorf("model: unknown lambda selection %q (want gcv or kfold)", opt.Select)
-}
-
-// StatsFolds returns the number of per-fold statistics that a fit which
-// sees each row once (a distributed fit) accumulates for opt: 1, or the
-// folds of k-fold selection (Folds, default 5). Row i goes to fold
-// i mod StatsFolds. Calibrate is refused: its stratified folds and
-// out-of-fold scores take the census and a third pass of Fit and
-// FitStream (pipeline.go).
-func (opt Options) StatsFolds() (int, error) {
-	return opt.folds()
 }

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/kernelkit/kernelkit/calibrate"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/internal/limits"
@@ -39,6 +37,13 @@ import (
 //  3. With Options.Calibrate, the out-of-fold scores (pass 3, the same
 //     batches): each row scored by the model of the other folds, and
 //     package calibrate fits the sigmoids on these scores in row order.
+//
+// Each pass's state is exported (census.go, plan.go) so that a fit over
+// rows split among workers — package kkbeam of the beam module — merges
+// the same states: model.Census (pass 1, Merge), the plan the census
+// decides (Census.Plan), each batch prepared by Plan.Prepare and added by
+// Plan.AddStats (pass 2, linear.Stats.Merge), and the out-of-fold scores
+// of Plan.Score fitted by Plan.Calibrate (pass 3).
 //
 // A calibration's folds are stratified by class (see calibrate.go): the
 // p-th row of positive weight of the order "class by class, row order
@@ -193,60 +198,31 @@ func FitStreamColumns(ctx context.Context, opt Options, open Opener, cols Column
 }
 
 // fitRows is the pipeline: census, statistics, solve and, with
-// opt.Calibrate, calibration, over the rows of src.
+// opt.Calibrate, calibration, over the rows of src. Its passes are the
+// exported states of passes.go, which a distributed fit (package kkbeam
+// of the beam module) merges across workers.
 func fitRows(ctx context.Context, opt Options, src rowSource, cols Columns) (*Model, error) {
-	if !(opt.Lambda >= 0) || math.IsInf(opt.Lambda, 0) {
-		return nil, fmt.Errorf("model: lambda must be non-negative and finite, got %v", opt.Lambda)
-	}
-	if opt.Task != Classification && opt.Task != Regression && opt.Task != Auto {
-		return nil, fmt.Errorf("model: unknown task %q (want classification, regression or auto)", opt.Task)
-	}
-	// With Auto, the options are checked as a classification's first and
-	// again once the census has decided the task.
-	pre := opt
-	if pre.Task == Auto {
-		pre.Task = Classification
-	}
-	if err := pre.checkClassWeights(); err != nil {
-		return nil, err
-	}
-	folds, err := pre.fitFolds()
+	// Pass 1: the census.
+	c, err := NewCensus(opt)
 	if err != nil {
 		return nil, err
 	}
-	// Pass 1: the census.
-	c := &census{task: opt.Task, standardize: opt.Standardize, classLike: true}
 	err = src.pass(scalerBlock, false, func(b *data.Batch) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		return c.add(b)
+		return c.Add(b)
 	})
 	if err != nil {
 		return nil, err
 	}
-	if opt.Task == Auto {
-		c.task = Regression
-		if c.classLike && !c.multi {
-			c.task = Classification
-		}
-		opt.Task = c.task
-		if err := opt.checkClassWeights(); err != nil {
-			return nil, err
-		}
-		if folds, err = opt.fitFolds(); err != nil {
-			return nil, err
-		}
-	}
-	p, err := c.plan(opt, folds)
+	p, err := c.Plan(opt)
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{Task: opt.Task, Classes: p.classes, Columns: cols.Names, Label: cols.Label, TrainRows: c.rows, Scaler: p.scaler}
-	if c.multi {
-		m.Label, m.Targets = "", cols.Targets
-	}
-	if m.Map, err = opt.newMap(c.cols); err != nil {
+	opt.Task = p.Task
+	m := p.Model(cols)
+	if m.Map, err = opt.newMap(p.Cols); err != nil {
 		return nil, err
 	}
 	// Pass 2: the statistics, in batches of streamBatch chunks (a whole
@@ -257,35 +233,36 @@ func fitRows(ctx context.Context, opt Options, src rowSource, cols Columns) (*Mo
 		batch = chunk * streamBatch
 	}
 	var acc StatsAccumulator
-	if opt.Accumulator != nil && p.fold != nil {
-		acc, err = newFoldAccumulators(opt, m.Map, p.outputs, folds)
+	if opt.Accumulator != nil && p.Strata != nil {
+		acc, err = newFoldAccumulators(opt, m.Map, p.Outputs, p.Folds)
 	} else {
-		acc, err = opt.newStats(m.Map, p.outputs, folds, min(batch, c.rows))
+		acc, err = opt.newStats(m.Map, p.Outputs, p.Folds, min(batch, p.Rows))
 	}
 	if err != nil {
 		return nil, err
 	}
+	p.reset()
 	seen := 0
 	err = src.pass(batch, true, func(b *data.Batch) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		r, err := p.rows(b, seen, c)
+		r, err := p.prepare(b, seen, p.next)
 		if err != nil {
 			return err
 		}
 		var progress func(int)
 		if opt.Progress != nil {
-			progress = func(done int) { opt.Progress(seen+done, c.rows) }
+			progress = func(done int) { opt.Progress(seen+done, p.Rows) }
 		}
-		if err := addRows(ctx, acc, r.x, r.targets, r.w, r.fold, progress); err != nil {
+		if err := addRows(ctx, acc, r.X, r.Targets, r.W, r.Fold, progress); err != nil {
 			return err
 		}
-		seen += r.n
+		seen += r.N
 		return nil
 	})
-	if err == nil && seen != c.rows {
-		err = fmt.Errorf("model: the second pass has %d rows, the first %d", seen, c.rows)
+	if err == nil && seen != p.Rows {
+		err = fmt.Errorf("model: the second pass has %d rows, the first %d", seen, p.Rows)
 	}
 	if err != nil {
 		return nil, err
@@ -298,7 +275,7 @@ func fitRows(ctx context.Context, opt Options, src rowSource, cols Columns) (*Mo
 		return nil, err
 	}
 	if opt.Calibrate {
-		if err := m.calibrate(ctx, src, batch, p, c, stats); err != nil {
+		if err := m.calibrate(ctx, src, batch, p, stats); err != nil {
 			return nil, err
 		}
 	}
@@ -311,157 +288,6 @@ func (opt Options) chunkRows() int {
 		return 2048
 	}
 	return opt.ChunkRows
-}
-
-// census is the state of the first pass: what the rows are, checked as
-// they arrive, and the scaler's moments.
-type census struct {
-	task        Task
-	standardize bool
-	rows, cols  int
-	outputs     int  // target columns of every batch
-	multi       bool // the batches have data.Batch.Targets
-	weighted    bool // the batches have weights
-	positive    bool // some sample weight is positive
-	classLike   bool // every label so far is an integer from 0 to 999 (Auto)
-	classes     int  // the largest label + 1 (classification)
-	two         []float64
-	counts      []int // rows of each class
-	positives   []int // rows of positive sample weight of each class
-	scaler      data.ScalerAccumulator
-}
-
-// add checks and counts the rows of b, the next batch.
-func (c *census) add(b *data.Batch) error {
-	if b.X == nil {
-		return errors.New("model: a batch has no rows")
-	}
-	n, d := b.X.Dims()
-	if n == 0 {
-		return nil
-	}
-	out, err := batchOutputs(b, n, c.task)
-	if err != nil {
-		return err
-	}
-	if c.rows > 0 {
-		switch {
-		case d != c.cols:
-			return fmt.Errorf("model: a batch has %d feature columns, an earlier one %d", d, c.cols)
-		case out != c.outputs || (b.Targets != nil) != c.multi:
-			return fmt.Errorf("model: a batch has %d target columns, an earlier one %d", out, c.outputs)
-		case (b.Weights != nil) != c.weighted:
-			return errors.New("model: some batches have weights and some do not")
-		}
-	}
-	c.cols, c.outputs, c.multi, c.weighted = d, out, b.Targets != nil, b.Weights != nil
-	if c.weighted {
-		if len(b.Weights) != n {
-			return fmt.Errorf("model: a batch of %d rows has %d weights", n, len(b.Weights))
-		}
-		if err := checkRowWeights(b.Weights, c.rows); err != nil {
-			return err
-		}
-		c.positive = c.positive || positiveTotal(b.Weights) == nil
-	}
-	if c.task == Auto && c.classLike {
-		for _, v := range b.Y {
-			if v < 0 || v != math.Trunc(v) || v >= 1000 {
-				c.classLike = false
-				break
-			}
-		}
-	}
-	if c.task == Classification || (c.task == Auto && c.classLike && b.Targets == nil) {
-		for i, v := range b.Y {
-			if v < 0 || v != math.Trunc(v) || v >= limits.MaxClasses {
-				return fmt.Errorf("model: label %v of row %d is not a class index (an integer from 0 to %d)", v, c.rows+i, limits.MaxClasses-1)
-			}
-			l := int(v)
-			if l >= len(c.counts) {
-				c.counts = append(c.counts, make([]int, l+1-len(c.counts))...)
-				c.positives = append(c.positives, make([]int, l+1-len(c.positives))...)
-			}
-			c.counts[l]++
-			if !c.weighted || b.Weights[i] > 0 {
-				c.positives[l]++
-			}
-			if len(c.two) == 0 || (len(c.two) == 1 && v != c.two[0]) {
-				c.two = append(c.two, v)
-			}
-		}
-		c.classes = len(c.counts)
-	}
-	c.rows += n
-	if c.standardize {
-		return c.scaler.AddWeighted(b.X, b.Weights)
-	}
-	return nil
-}
-
-// fitPlan is what the census decides for the later passes.
-type fitPlan struct {
-	classes int       // K of a classification, 0 for a regression
-	outputs int       // target columns of the ridge fit
-	cw      []float64 // class weights, nil without
-	scaler  *data.Scaler
-	fold    *folder // the stratified folds of a calibration, nil without
-}
-
-// plan checks the census against opt (folds statistics partitions) and
-// returns the plan of the later passes.
-func (c *census) plan(opt Options, folds int) (*fitPlan, error) {
-	if c.rows == 0 {
-		return nil, errors.New("model: no training rows")
-	}
-	if c.weighted && !c.positive {
-		return nil, errors.New("model: every row has weight zero")
-	}
-	if folds > c.rows {
-		return nil, fmt.Errorf("model: k-fold needs folds ≤ rows, got %d folds for %d rows", folds, c.rows)
-	}
-	p := &fitPlan{outputs: c.outputs}
-	if c.task == Classification {
-		if err := twoLabels(c.two); err != nil {
-			return nil, err
-		}
-		if c.classes < 2 {
-			return nil, errors.New("model: classification needs at least 2 classes")
-		}
-		p.classes, p.outputs = c.classes, c.classes
-		var err error
-		if p.cw, err = opt.classWeightVector(c.counts); err != nil {
-			return nil, err
-		}
-		pos := make([]bool, c.classes)
-		for l, n := range c.positives {
-			pos[l] = n > 0
-		}
-		if err := positiveClasses(pos, p.cw); err != nil {
-			return nil, err
-		}
-		if opt.Calibrate {
-			count := make([]int, c.classes)
-			for l, n := range c.positives {
-				if p.cw == nil || p.cw[l] > 0 {
-					count[l] = n
-				}
-			}
-			if p.fold, err = newFolder(count, folds); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if (c.weighted || p.cw != nil) && opt.Accumulator != nil {
-		return nil, errAccumulatorWeights
-	}
-	if c.standardize {
-		var err error
-		if p.scaler, err = c.scaler.Scaler(); err != nil {
-			return nil, err
-		}
-	}
-	return p, nil
 }
 
 // errAccumulatorFolds is the error of rows with folds of their own (a
@@ -553,165 +379,50 @@ func (f *foldAccumulators) Result() ([]*linear.Stats, error) {
 	return out, nil
 }
 
-// batchRows are the rows of a batch as the statistics and the
-// out-of-fold scores take them.
-type batchRows struct {
-	n       int
-	x       *mat.Dense // after the scaler
-	targets *mat.Dense
-	labels  []int     // class indices (classification)
-	w       []float64 // row weights of the ridge statistics (nil: 1 each)
-	fold    []int     // the rows' folds (nil: row i in fold i mod folds)
-}
-
-// rows returns the rows of batch b, whose first row is row first, checked
-// against the census c; with a calibration it assigns their folds.
-func (p *fitPlan) rows(b *data.Batch, first int, c *census) (*batchRows, error) {
-	if b.X == nil {
-		return nil, errors.New("model: a batch has no rows")
-	}
-	n, d := b.X.Dims()
-	if first+n > c.rows || d != c.cols {
-		return nil, errors.New("model: a later pass's rows differ from the first's")
-	}
-	if (b.Weights != nil) != c.weighted || (b.Weights != nil && len(b.Weights) != n) {
-		return nil, errors.New("model: a later pass's weights differ from the first's")
-	}
-	r := &batchRows{n: n, x: b.X}
-	if p.scaler != nil {
-		var err error
-		if r.x, err = p.scaler.Transform(b.X); err != nil {
-			return nil, err
-		}
-	}
-	switch {
-	case c.task == Classification:
-		if len(b.Y) != n || b.Targets != nil {
-			return nil, errors.New("model: a later pass's labels differ from the first's")
-		}
-		r.labels = make([]int, n)
-		for i, v := range b.Y {
-			if v < 0 || v != math.Trunc(v) || int(v) >= p.classes {
-				return nil, errors.New("model: a later pass's labels differ from the first's")
-			}
-			r.labels[i] = int(v)
-		}
-		var err error
-		if r.targets, err = linear.OneHot(r.labels, p.classes); err != nil {
-			return nil, err
-		}
-	case b.Targets != nil:
-		if rr, k := b.Targets.Dims(); rr != n || k != p.outputs {
-			return nil, errors.New("model: a later pass's targets differ from the first's")
-		}
-		r.targets = mat.DenseCopyOf(b.Targets)
-	default:
-		if p.outputs != 1 || len(b.Y) != n {
-			return nil, errors.New("model: a later pass's targets differ from the first's")
-		}
-		r.targets = mat.NewDense(n, 1, append([]float64(nil), b.Y...))
-	}
-	r.w = combineWeights(b.Weights, r.labels, p.cw)
-	if p.fold != nil {
-		r.fold = make([]int, n)
-		p.fold.assign(r.labels, r.w, r.fold)
-	}
-	return r, nil
-}
-
-// folder assigns the rows of a calibration to their stratified folds as
-// they arrive (see pipeline.go and calibrate.go).
-type folder struct {
-	folds int
-	start []int // the first position of each class's rows of positive weight; start[k]: of the rows of weight zero
-	next  []int // the position of the next row of each class (next[k]: of weight zero)
-}
-
-// newFolder returns the folder of folds folds for classes with count[c]
-// rows of positive weight each. It is an error for a class to have fewer
-// than folds such rows: some fold's complement, the training part of its
-// out-of-fold model, would lack the class (scikit-learn's
-// CalibratedClassifierCV refuses the same).
-func newFolder(count []int, folds int) (*folder, error) {
-	k := len(count)
-	f := &folder{folds: folds, start: make([]int, k+1)}
-	for c, n := range count {
-		if n == 0 {
-			return nil, fmt.Errorf("model: calibration: class %d has no rows of positive weight; its probability cannot be calibrated", c)
-		}
-		if n < folds {
-			return nil, fmt.Errorf("model: calibration with %d folds needs at least %d rows of positive weight in each class, class %d has %d; use fewer folds (--folds) or more rows", folds, folds, c, n)
-		}
-		f.start[c+1] = f.start[c] + n
-	}
-	f.reset()
-	return f, nil
-}
-
-// reset starts a new pass.
-func (f *folder) reset() { f.next = append(f.next[:0], f.start...) }
-
-// assign writes into fold the folds of the next rows, of class labels[i]
-// and ridge weight w[i] (w nil: every row weighs).
-func (f *folder) assign(labels []int, w []float64, fold []int) {
-	k := len(f.start) - 1
-	for i, l := range labels {
-		if w != nil && !(w[i] > 0) {
-			l = k
-		}
-		fold[i] = f.next[l] % f.folds
-		f.next[l]++
-	}
-}
-
 // calibrate fits m.Calibration on the out-of-fold scores of the rows of
 // src (the third pass, in batches of batch rows), from the per-fold
 // statistics stats with the λ of m.Linear; the sigmoid fits weigh the
 // rows by their sample weights (not the class weights).
-func (m *Model) calibrate(ctx context.Context, src rowSource, batch int, p *fitPlan, c *census, stats []*linear.Stats) error {
+func (m *Model) calibrate(ctx context.Context, src rowSource, batch int, p *Plan, stats []*linear.Stats) error {
 	models, err := foldModels(ctx, stats, m.Linear.Lambda)
 	if err != nil {
 		return err
 	}
-	if _, err := limits.Matrix("model: out-of-fold scores", c.rows, p.classes); err != nil {
+	if _, err := limits.Matrix("model: out-of-fold scores", p.Rows, p.Classes); err != nil {
 		return err
 	}
-	scores := mat.NewDense(c.rows, p.classes, nil)
-	labels := make([]int, c.rows)
+	scores := mat.NewDense(p.Rows, p.Classes, nil)
+	labels := make([]int, p.Rows)
 	var sw []float64
-	if c.weighted {
-		sw = make([]float64, c.rows)
+	if p.Weighted {
+		sw = make([]float64, p.Rows)
 	}
-	p.fold.reset()
+	p.reset()
 	seen := 0
 	err = src.pass(batch, true, func(b *data.Batch) error {
-		r, err := p.rows(b, seen, c)
+		r, err := p.prepare(b, seen, p.next)
 		if err != nil {
 			return err
 		}
-		s := scores.Slice(seen, seen+r.n, 0, p.classes).(*mat.Dense)
-		if err := scoreFolds(ctx, m.Map, r.x, models, r.fold, seen, s); err != nil {
+		s := scores.Slice(seen, seen+r.N, 0, p.Classes).(*mat.Dense)
+		if err := scoreFolds(ctx, m.Map, r.X, models, r.Fold, seen, s); err != nil {
 			return err
 		}
-		copy(labels[seen:], r.labels)
+		copy(labels[seen:], r.Labels)
 		if sw != nil {
 			copy(sw[seen:], b.Weights)
 		}
-		seen += r.n
+		seen += r.N
 		return nil
 	})
-	if err == nil && seen != c.rows {
-		err = fmt.Errorf("model: the third pass has %d rows, the first %d", seen, c.rows)
+	if err == nil && seen != p.Rows {
+		err = fmt.Errorf("model: the third pass has %d rows, the first %d", seen, p.Rows)
 	}
 	if err != nil {
 		return err
 	}
-	cal, err := calibrate.FitWeighted(scores, labels, sw)
-	if err != nil {
-		return fmt.Errorf("model: calibration: %w", err)
-	}
-	m.Calibration = cal
-	return nil
+	m.Calibration, err = fitSigmoids(scores, labels, sw)
+	return err
 }
 
 // twoLabels returns an error when every training label is the same value:

@@ -180,8 +180,8 @@ func TestScalerBlocks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &census{task: Classification, standardize: true}
-		if err := (memRows{data.Batch{X: ds.X, Y: ds.Y}}).pass(scalerBlock, false, c.add); err != nil {
+		c := &Census{task: Classification, standardize: true}
+		if err := (memRows{data.Batch{X: ds.X, Y: ds.Y}}).pass(scalerBlock, false, c.Add); err != nil {
 			t.Fatal(err)
 		}
 		got, err := c.scaler.Scaler()

@@ -8,6 +8,7 @@ import (
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/linear"
+	"github.com/kernelkit/kernelkit/model"
 )
 
 // The two costs of the package documentation's cost model, for one
@@ -49,7 +50,8 @@ func BenchmarkAddInput(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			fn := &statsFn{Map: mc, Scaler: sc, Classes: 10, Folds: 1}
+			plan := &model.Plan{Task: model.Classification, Classes: 10, Outputs: 10, Folds: 1, Rows: n, Cols: d, Scaler: sc}
+			fn := &statsFn{rowsFn{Map: mc, Plan: plan, Offsets: map[string]int64{"f": 0}}}
 			if err := fn.Setup(); err != nil {
 				b.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/linear"
+	"github.com/kernelkit/kernelkit/model"
 )
 
 // The coders below encode the elements and accumulators that travel
@@ -20,7 +21,7 @@ import (
 
 // codecVersion starts each binary encoding, so that a worker of another
 // version fails loudly instead of misreading.
-const codecVersion = 1
+const codecVersion = 2
 
 type enc struct{ b []byte }
 
@@ -162,6 +163,7 @@ func EncodeBatch(b Batch) ([]byte, error) {
 	e.f64s(b.X)
 	e.f64sOrNil(b.Y)
 	e.i64(b.Bad)
+	e.i64s(b.Before)
 	var extra struct {
 		FirstBad *BadRow `json:",omitempty"`
 		Header   *Header `json:",omitempty"`
@@ -186,6 +188,7 @@ func DecodeBatch(p []byte) (Batch, error) {
 	b.X = d.f64s()
 	b.Y = d.f64sOrNil()
 	b.Bad = d.i64()
+	b.Before = d.i64s()
 	var extra struct {
 		FirstBad *BadRow
 		Header   *Header
@@ -208,7 +211,7 @@ func DecodeBatch(p []byte) (Batch, error) {
 func EncodeStats(s *Stats) ([]byte, error) {
 	size := 64
 	for _, f := range s.Folds {
-		size += 64 + 8*(f.D*(f.D+1)/2+f.D*f.K+f.D+2*f.K)
+		size += 80 + 8*(f.D*(f.D+1)/2+f.D*f.K+f.D+2*f.K)
 	}
 	e := &enc{b: make([]byte, 0, size)}
 	e.u64(codecVersion)
@@ -219,6 +222,12 @@ func EncodeStats(s *Stats) ([]byte, error) {
 		e.u64(uint64(f.D))
 		e.u64(uint64(f.K))
 		e.i64(int64(f.N))
+		var weighted uint64
+		if f.Weighted {
+			weighted = 1
+		}
+		e.u64(weighted)
+		e.f64(f.SumW)
 		for i := 0; i < f.D; i++ {
 			for _, v := range f.ZtZ[i*f.D+i : (i+1)*f.D] {
 				e.f64(v)
@@ -241,11 +250,12 @@ func DecodeStats(p []byte) (*Stats, error) {
 	folds := d.length(1)
 	for range folds {
 		dim, k, n := d.u64(), d.u64(), d.i64()
+		weighted, sumW := d.u64(), d.f64()
 		if d.err != nil {
 			break
 		}
 		// Every value takes 8 bytes: refuse sizes the rest cannot hold.
-		if dim == 0 || k == 0 || dim > limits.MaxDim || k > limits.MaxClasses || n < 0 ||
+		if dim == 0 || k == 0 || dim > limits.MaxDim || k > limits.MaxClasses || n < 0 || weighted > 1 ||
 			dim*(dim+1)/2+dim*k > uint64(len(d.b)/8) {
 			d.err = errShort
 			break
@@ -256,7 +266,7 @@ func DecodeStats(p []byte) (*Stats, error) {
 		}
 		D, K := int(dim), int(k)
 		f := linear.NewStats(D, K)
-		f.N = int(n)
+		f.N, f.Weighted, f.SumW = int(n), weighted == 1, sumW
 		for i := 0; i < D; i++ {
 			row := f.ZtZ[i*D+i : (i+1)*D]
 			for j := range row {
@@ -285,8 +295,66 @@ func DecodePrep(b []byte) (*Prep, error) {
 	if err := json.Unmarshal(b, p); err != nil {
 		return nil, fmt.Errorf("kkbeam: first-pass statistics: %w", err)
 	}
-	if len(p.Moments.Mean) != len(p.Moments.M2) {
-		return nil, errors.New("kkbeam: first-pass statistics: moments of different widths")
+	if p.Census == nil || p.Files == nil || p.FileClasses == nil {
+		return nil, errors.New("kkbeam: first-pass statistics: no census")
 	}
 	return p, nil
+}
+
+// EncodeScores is the Beam coder's encoder of the third-pass accumulator.
+func EncodeScores(s *Scores) ([]byte, error) {
+	size := 32
+	for _, p := range s.Parts {
+		size += 40 + 8*(len(p.Scores)+len(p.Labels)+len(p.Weights))
+	}
+	e := &enc{b: make([]byte, 0, size)}
+	e.u64(codecVersion)
+	e.i64(s.Bad)
+	e.u64(uint64(len(s.Parts)))
+	for _, p := range s.Parts {
+		e.i64(int64(p.First))
+		e.f64s(p.Scores)
+		labels := make([]int64, len(p.Labels))
+		for i, l := range p.Labels {
+			labels[i] = int64(l)
+		}
+		e.i64s(labels)
+		e.f64sOrNil(p.Weights)
+	}
+	return e.b, nil
+}
+
+// DecodeScores is the Beam coder's decoder of the third-pass accumulator.
+func DecodeScores(b []byte) (*Scores, error) {
+	d := &dec{b: b}
+	d.version()
+	s := &Scores{Bad: d.i64()}
+	parts := d.length(1)
+	for range parts {
+		first := d.i64()
+		scores := d.f64s()
+		labels := d.i64s()
+		weights := d.f64sOrNil()
+		if d.err != nil {
+			break
+		}
+		n := len(labels)
+		if first < 0 || first > limits.MaxElements || (n > 0 && len(scores)%n != 0) || (n == 0 && len(scores) != 0) || (weights != nil && len(weights) != n) {
+			d.err = fmt.Errorf("kkbeam: out-of-fold scores of %d rows with %d values and %d weights", n, len(scores), len(weights))
+			break
+		}
+		p := &model.ScoredRows{First: int(first), Scores: scores, Labels: make([]int, n), Weights: weights}
+		for i, l := range labels {
+			if l < 0 || l >= limits.MaxClasses {
+				d.err = fmt.Errorf("kkbeam: out-of-fold scores with class %d", l)
+				break
+			}
+			p.Labels[i] = int(l)
+		}
+		s.Parts = append(s.Parts, p)
+	}
+	if err := d.done(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }

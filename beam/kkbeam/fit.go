@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"os"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/fileio"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"gonum.org/v1/gonum/mat"
 
 	// The runners of Runners, and the file systems of local paths and
 	// gs:// (the Dataflow runner, heavier, is left to programs that want
@@ -264,32 +264,47 @@ type FitResult struct {
 	Files      int
 	Rows, Bad  int64
 	Folds      int
-	Pass1      time.Duration // scaler and label statistics
+	Pass1      time.Duration // census: columns, labels, scaler
 	Pass2      time.Duration // features and ridge statistics
 	Solve      time.Duration // λ selection and the solve
+	Pass3      time.Duration // out-of-fold scores and the sigmoid fits (calibration)
 	StatsBytes int           // size of the encoded second-pass statistics
 }
 
-// Fit fits a kernel ridge model on the files matching opt.Input in two
-// Beam pipelines, as model.FitStream does on one machine: the first
-// combines the row count, the columns, the label summary and the scaler
-// moments (Prep); the driver then fixes the task, the classes and the
-// scaler and draws the feature map once; the second pipeline, whose
-// combiner carries the map's spec, maps each batch to features and
-// combines the ridge statistics (Stats, one per fold for k-fold); the
-// driver selects λ by GCV or k-fold on them and solves.
+// Fit fits a kernel ridge model on the files matching opt.Input in Beam
+// pipelines whose combiners carry model's pass states (see model.Census
+// and model.Plan), as model.FitStream makes its passes on one machine:
+// the first pipeline combines the census of the rows (Prep: a
+// model.Census and the rows of each file and class); the driver fixes
+// the task, the classes and the scaler (model.Census.Plan) and draws the
+// feature map once; the second pipeline, whose combiner carries the plan
+// and the map's spec, prepares each batch (model.Plan.Prepare), maps it
+// to features and combines the ridge statistics of each fold
+// (model.Plan.AddStats); the driver selects λ by GCV or k-fold on them
+// and solves. With Options.Calibrate a third pipeline scores each row by
+// the model of the other folds (model.Plan.Score) and the driver fits
+// the sigmoids on the scores in row order (model.Plan.Calibrate).
 //
 // Rows are ordered by file name, then line: with the same rows, options
 // and seed, the model is model.Fit's on the files' concatenation (the
-// k-fold assignment included) up to the rounding of sums taken in another
-// order.
+// k-fold and stratified fold assignments included) up to the rounding of
+// sums taken in another order (see the package documentation for the
+// bound). Options.SampleWeights and Options.Accumulator are refused: the
+// rows' weights would be a column of the files, which kkbeam does not
+// read, and an accumulator is a function of this process that the
+// workers cannot call.
 func Fit(ctx context.Context, opt FitOptions) (*FitResult, error) {
 	mo := opt.Model
-	if !(mo.Lambda >= 0) || math.IsInf(mo.Lambda, 0) {
-		return nil, fmt.Errorf("model: lambda must be non-negative and finite, got %v", mo.Lambda)
+	if mo.Task == "" {
+		mo.Task = model.Auto
 	}
-	folds, err := mo.StatsFolds()
-	if err != nil {
+	switch {
+	case mo.SampleWeights != nil:
+		return nil, errors.New("kkbeam: Options.SampleWeights weigh the rows of an in-memory data set; a Beam fit reads its rows from files, which have no weight column here")
+	case mo.Accumulator != nil:
+		return nil, errors.New("kkbeam: Options.Accumulator is a function of this process, which Beam's workers cannot call; they accumulate on their CPUs")
+	}
+	if _, err := model.NewCensus(mo); err != nil {
 		return nil, err
 	}
 	r, err := opt.Run.start()
@@ -301,7 +316,7 @@ func Fit(ctx context.Context, opt FitOptions) (*FitResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &FitResult{Files: len(paths), Folds: folds}
+	res := &FitResult{Files: len(paths)}
 
 	// Pass 1.
 	t0 := time.Now()
@@ -309,7 +324,7 @@ func Fit(ctx context.Context, opt FitOptions) (*FitResult, error) {
 	prepPath := r.path("prep.json")
 	p, s := beam.NewPipelineWithRoot()
 	batches, bads := beam.ParDo2(s, &readFn{Src: src}, readable(s, paths))
-	beam.ParDo0(s, &writePrepFn{Path: prepPath}, beam.Combine(s, &prepFn{}, batches))
+	beam.ParDo0(s, &writePrepFn{Path: prepPath}, beam.Combine(s, &prepFn{Task: mo.Task, Standardize: mo.Standardize}, batches))
 	if opt.DeadLetter != "" {
 		writeDeadLetters(s, opt.DeadLetter, bads)
 	}
@@ -333,50 +348,26 @@ func Fit(ctx context.Context, opt FitOptions) (*FitResult, error) {
 			return nil, err
 		}
 	}
-	m := &model.Model{Task: mo.Task, TrainRows: int(prep.Rows)}
-	if prep.Header != nil {
-		m.Columns, m.Label = prep.Header.Columns, prep.Header.Label
-	}
-	if m.Task == "" {
-		m.Task = model.Regression
-		if prep.Labels.ClassLike {
-			m.Task = model.Classification
-		}
-	}
-	switch m.Task {
-	case model.Classification:
-		l := prep.Labels
-		if l.NotClass != nil {
-			return nil, l.NotClass
-		}
-		if !l.Two {
-			return nil, fmt.Errorf("model: every training label is %v; classification needs at least 2 distinct labels", l.First)
-		}
-		m.Classes = int(l.Max) + 1
-	case model.Regression:
-	default:
-		return nil, fmt.Errorf("model: unknown task %q (want classification or regression)", m.Task)
-	}
-	if folds > int(min(prep.Rows, math.MaxInt32)) {
-		return nil, fmt.Errorf("model: k-fold needs folds ≤ rows, got %d folds for %d rows", folds, prep.Rows)
-	}
-	d := prep.Width
-	if err := limits.Dim("kkbeam: number of feature columns", d); err != nil {
+	plan, err := prep.Census.Plan(mo)
+	if err != nil {
 		return nil, err
 	}
-	if mo.Standardize {
-		if m.Scaler, err = prep.Moments.Scaler(d); err != nil {
-			return nil, err
-		}
+	mo.Task = plan.Task
+	res.Folds = plan.Folds
+	var cols model.Columns
+	if prep.Header != nil {
+		cols.Names, cols.Label = prep.Header.Columns, prep.Header.Label
+	}
+	m := plan.Model(cols)
+	d := plan.Cols
+	if err := limits.Dim("kkbeam: number of feature columns", d); err != nil {
+		return nil, err
 	}
 	switch {
 	case opt.MapFor != nil:
 		m.Map, err = opt.MapFor(d)
 	case mo.Map != nil:
 		m.Map = mo.Map
-		if mo.Map.InputDim() != d {
-			err = fmt.Errorf("model: feature map takes %d inputs, data has %d feature columns", mo.Map.InputDim(), d)
-		}
 	default:
 		m.Map, err = features.New(mo.Features, d)
 	}
@@ -390,22 +381,29 @@ func Fit(ctx context.Context, opt FitOptions) (*FitResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := limits.Matrix("model: ridge statistics", m.Map.Dim(), m.Map.Dim()); err != nil {
-		return nil, err
-	}
-	if _, err := limits.Matrix("model: ridge statistics", m.Map.Dim(), max(m.Classes, 1)); err != nil {
+	if _, err := plan.NewStats(m.Map); err != nil {
 		return nil, err
 	}
 	res.Pass1 = time.Since(t0)
 
 	// Pass 2.
 	t1 := time.Now()
-	offsets := map[string]int64{}
-	if folds > 1 {
-		var at int64
+	rows := rowsFn{Map: mc, Plan: plan, Offsets: map[string]int64{}, BLAS: opt.Run.BLAS}
+	var at int64
+	for _, f := range slices.Sorted(maps.Keys(prep.Files)) {
+		rows.Offsets[f] = at
+		at += prep.Files[f]
+	}
+	if plan.Strata != nil {
+		rows.Before = map[string][]int64{}
+		total := make([]int64, plan.Classes)
 		for _, f := range slices.Sorted(maps.Keys(prep.Files)) {
-			offsets[f] = at
-			at += prep.Files[f]
+			rows.Before[f] = slices.Clone(total)
+			for l, n := range prep.FileClasses[f] {
+				if l < len(total) {
+					total[l] += n
+				}
+			}
 		}
 	}
 	src2 := src
@@ -413,13 +411,14 @@ func Fit(ctx context.Context, opt FitOptions) (*FitResult, error) {
 		src2.Columns, src2.Label = prep.Header.Columns, prep.Header.Label
 	}
 	src2.Width = d
+	src2.CountClasses = plan.Strata != nil
 	statsPath := r.path("stats.bin")
 	p, s = beam.NewPipelineWithRoot()
 	batches, _ = beam.ParDo2(s, &readFn{Src: src2}, readable(s, paths))
 	if opt.Run.Reshuffle {
 		batches = beam.Reshuffle(s, batches)
 	}
-	fn := &statsFn{Map: mc, Scaler: m.Scaler, Classes: m.Classes, Folds: folds, Offsets: offsets, BLAS: opt.Run.BLAS}
+	fn := &statsFn{rowsFn: rows}
 	var total beam.PCollection
 	if opt.Run.Fanout > 1 {
 		keyed := beam.ParDo(s, &fanoutFn{Fanout: opt.Run.Fanout}, batches)
@@ -440,9 +439,9 @@ func Fit(ctx context.Context, opt FitOptions) (*FitResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.Rows != prep.Rows || st.Bad != prep.Bad || len(st.Folds) != folds {
+	if st.Rows != prep.Rows || st.Bad != prep.Bad || len(st.Folds) != plan.Folds {
 		return nil, fmt.Errorf("kkbeam: the second pass read %d rows (%d bad) in %d folds, the first %d (%d bad) in %d: did the input change?",
-			st.Rows, st.Bad, len(st.Folds), prep.Rows, prep.Bad, folds)
+			st.Rows, st.Bad, len(st.Folds), prep.Rows, prep.Bad, plan.Folds)
 	}
 	res.Pass2 = time.Since(t1)
 
@@ -452,6 +451,45 @@ func Fit(ctx context.Context, opt FitOptions) (*FitResult, error) {
 	}
 	res.Solve = time.Since(t2)
 	res.Model = m
+	if !mo.Calibrate {
+		return res, nil
+	}
+
+	// Pass 3: the out-of-fold scores of a calibration.
+	t3 := time.Now()
+	models, err := model.FoldModels(ctx, st.Folds, m.Linear.Lambda)
+	if err != nil {
+		return nil, err
+	}
+	sf := &scoresFn{rowsFn: rows}
+	for _, lm := range models {
+		rr, cc := lm.W.Dims()
+		sf.Models = append(sf.Models, FoldModel{D: rr, K: cc, W: mat.DenseCopyOf(lm.W).RawMatrix().Data, B: lm.B, Lambda: lm.Lambda})
+	}
+	scoresPath := r.path("scores.bin")
+	p, s = beam.NewPipelineWithRoot()
+	batches, _ = beam.ParDo2(s, &readFn{Src: src2}, readable(s, paths))
+	if opt.Run.Reshuffle {
+		batches = beam.Reshuffle(s, batches)
+	}
+	beam.ParDo0(s, &writeScoresFn{Path: scoresPath}, beam.Combine(s, sf, batches))
+	if err := r.execute(ctx, p); err != nil {
+		return nil, err
+	}
+	if b, err = readAll(ctx, scoresPath); err != nil {
+		return nil, err
+	}
+	sc, err := DecodeScores(b)
+	if err != nil {
+		return nil, err
+	}
+	if sc.Bad != prep.Bad {
+		return nil, fmt.Errorf("kkbeam: the third pass skipped %d bad rows, the first %d: did the input change?", sc.Bad, prep.Bad)
+	}
+	if m.Calibration, err = plan.Calibrate(sc.Parts); err != nil {
+		return nil, err
+	}
+	res.Pass3 = time.Since(t3)
 	return res, nil
 }
 
@@ -470,6 +508,8 @@ func (p *Prep) check(deadLetter bool) error {
 		return errors.New("model: no training rows")
 	case p.Unlabeled != "":
 		return fmt.Errorf("%s: model: the data has no target column", p.Unlabeled)
+	case p.Err != nil:
+		return p.Err
 	}
 	return nil
 }

@@ -26,14 +26,15 @@ import (
 	"github.com/kernelkit/kernelkit/catalog"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
-	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/linear"
+	"github.com/kernelkit/kernelkit/model"
 )
 
 func init() {
 	beam.RegisterCoder(reflect.TypeOf((*Batch)(nil)).Elem(), EncodeBatch, DecodeBatch)
 	beam.RegisterCoder(reflect.TypeOf((*Stats)(nil)), EncodeStats, DecodeStats)
 	beam.RegisterCoder(reflect.TypeOf((*Prep)(nil)), EncodePrep, DecodePrep)
+	beam.RegisterCoder(reflect.TypeOf((*Scores)(nil)), EncodeScores, DecodeScores)
 	beam.RegisterType(reflect.TypeOf((*BadRow)(nil)).Elem())
 
 	register.DoFn4x1[context.Context, fileio.ReadableFile, func(Batch), func(BadRow), error](&readFn{})
@@ -41,6 +42,8 @@ func init() {
 	register.Emitter1[BadRow]()
 	register.Combiner2[*Prep, Batch](&prepFn{})
 	register.Combiner2[*Stats, Batch](&statsFn{})
+	register.Combiner2[*Scores, Batch](&scoresFn{})
+	register.DoFn2x1[context.Context, *Scores, error](&writeScoresFn{})
 	register.Combiner1[*Stats](&mergeFn{})
 	register.DoFn1x2[Batch, int, Batch](&fanoutFn{})
 	register.DoFn2x1[context.Context, *Prep, error](&writePrepFn{})
@@ -110,19 +113,20 @@ func (f *readFn) ProcessElement(ctx context.Context, file fileio.ReadableFile, e
 	return err
 }
 
-// prepFn combines the first pass: Prep over batches.
-type prepFn struct{}
+// prepFn combines the first pass: Prep over batches, with the census of
+// a fit of Task (model.Auto when the rows decide it), standardised or
+// not.
+type prepFn struct {
+	Task        model.Task
+	Standardize bool
+}
 
-func (prepFn) CreateAccumulator() *Prep { return &Prep{} }
-func (prepFn) AddInput(p *Prep, b Batch) *Prep {
-	p.Add(&b)
-	return p
+func (f *prepFn) CreateAccumulator() (*Prep, error) { return newPrep(f.Task, f.Standardize) }
+func (f *prepFn) AddInput(p *Prep, b Batch) (*Prep, error) {
+	return p, p.Add(&b, f.Task, f.Standardize)
 }
-func (prepFn) MergeAccumulators(a, b *Prep) *Prep {
-	a.Merge(b)
-	return a
-}
-func (prepFn) ExtractOutput(p *Prep) *Prep { return p }
+func (f *prepFn) MergeAccumulators(a, b *Prep) (*Prep, error) { return a, a.Merge(b) }
+func (f *prepFn) ExtractOutput(p *Prep) *Prep                 { return p }
 
 // MapConfig is a feature map in the serialised configuration of a DoFn:
 // the kind and spec of features.Encode, decoded by package catalog's
@@ -144,26 +148,27 @@ func (c MapConfig) Decode() (features.Transformer, error) {
 	return catalog.Default().Decode(c.Kind, c.Spec)
 }
 
-// statsFn combines the second pass: each batch is standardised, mapped to
-// features and added to the ridge statistics of its rows' folds.
-type statsFn struct {
-	Map    MapConfig
-	Scaler *data.Scaler
-	// Classes is the number of classes (one-hot targets), 0 for
-	// regression.
-	Classes int
-	// Folds is the number of k-fold partitions (1 without k-fold); row r of
-	// file f, counted over good rows, goes to fold (Offsets[f] + r) mod
-	// Folds: its index in the files' concatenation in name order.
-	Folds   int
+// rowsFn is what the second and third passes share: the plan of the fit
+// (model.Plan: task, classes, scaler, folds), its feature map, and where
+// each file's rows begin in the files' concatenation in name order — the
+// global row order of model.Fit on that concatenation, which places the
+// k-fold and the stratified folds of a calibration.
+type rowsFn struct {
+	Map  MapConfig
+	Plan *model.Plan
+	// Offsets holds the rows of the files before each file; Before, for a
+	// calibration, the rows of each class in the files before it.
 	Offsets map[string]int64
+	Before  map[string][]int64 `json:",omitempty"`
 	BLAS    string
 
-	t   features.Transformer
-	buf []float64
+	t features.Transformer
 }
 
-func (f *statsFn) Setup() error {
+func (f *rowsFn) setup() error {
+	if f.t != nil {
+		return nil
+	}
 	if err := UseBLAS(f.BLAS); err != nil {
 		return err
 	}
@@ -171,6 +176,48 @@ func (f *statsFn) Setup() error {
 	f.t, err = f.Map.Decode()
 	return err
 }
+
+// rows prepares the rows of b (model.Plan.Prepare) and returns them with
+// the index of their first row among all the rows.
+func (f *rowsFn) rows(b *Batch) (*model.Rows, int, error) {
+	if b.FileErr != "" {
+		return nil, 0, fmt.Errorf("%s: %s", b.File, b.FileErr)
+	}
+	if err := f.setup(); err != nil {
+		return nil, 0, err
+	}
+	n := b.Rows()
+	if b.Cols != f.Plan.Cols {
+		return nil, 0, fmt.Errorf("%s: a batch of width %d for a fit of %d columns", b.File, b.Cols, f.Plan.Cols)
+	}
+	first := f.Offsets[b.File] + b.Start
+	var before []int
+	if f.Plan.Strata != nil {
+		before = make([]int, f.Plan.Classes)
+		for l := range before {
+			if fb := f.Before[b.File]; l < len(fb) {
+				before[l] += int(fb[l])
+			}
+			if l < len(b.Before) {
+				before[l] += int(b.Before[l])
+			}
+		}
+	}
+	r, err := f.Plan.Prepare(&data.Batch{X: mat.NewDense(n, b.Cols, b.X), Y: b.Y}, int(first), before)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: lines %d to %d: %w", b.File, b.Lines[0], b.Lines[n-1], err)
+	}
+	return r, int(first), nil
+}
+
+// statsFn combines the second pass: each batch is prepared by the plan
+// (standardised, one-hot, weighed, given its folds) and its features'
+// ridge statistics added to its rows' folds by model.Plan.AddStats.
+type statsFn struct {
+	rowsFn
+}
+
+func (f *statsFn) Setup() error { return f.setup() }
 
 func (f *statsFn) CreateAccumulator() *Stats { return &Stats{} }
 
@@ -183,84 +230,102 @@ func (f *statsFn) AddInput(s *Stats, b Batch) (*Stats, error) {
 	if n == 0 {
 		return s, nil
 	}
-	if f.t == nil {
-		if err := f.Setup(); err != nil {
-			return nil, err
-		}
-	}
-	d, dim := f.t.InputDim(), f.t.Dim()
-	if b.Cols != d {
-		return nil, fmt.Errorf("%s: a batch of width %d for a map of %d inputs", b.File, b.Cols, d)
-	}
-	k := max(f.Classes, 1)
-	folds := max(f.Folds, 1)
-	if len(s.Folds) == 0 {
-		s.Folds = make([]*linear.Stats, folds)
-		for i := range s.Folds {
-			s.Folds[i] = linear.NewStats(dim, k)
-		}
-	}
-	x := mat.NewDense(n, d, b.X)
-	if f.Scaler != nil {
-		var err error
-		if x, err = f.Scaler.Transform(x); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := limits.Matrix("kkbeam: feature batch", n, dim); err != nil {
+	r, first, err := f.rows(&b)
+	if err != nil {
 		return nil, err
 	}
-	if len(f.buf) < n*dim {
-		f.buf = make([]float64, n*dim)
+	if len(s.Folds) == 0 {
+		if s.Folds, err = f.Plan.NewStats(f.t); err != nil {
+			return nil, err
+		}
 	}
-	z := mat.NewDense(n, dim, f.buf[:n*dim])
-	if err := f.t.Transform(z, x); err != nil {
-		return nil, fmt.Errorf("%s: lines %d to %d: %w", b.File, b.Lines[0], b.Lines[n-1], err)
-	}
-	y, err := targets(b.Y, f.Classes)
-	if err != nil {
+	if err := f.Plan.AddStats(s.Folds, f.t, r, first); err != nil {
 		return nil, fmt.Errorf("%s: lines %d to %d: %w", b.File, b.Lines[0], b.Lines[n-1], err)
 	}
 	s.Rows += int64(n)
-	if folds == 1 {
-		return s, s.Folds[0].Add(z, y)
-	}
-	// Rows i, i+folds, … of the batch share a fold: gather each set and
-	// add it with one product.
-	first := (f.Offsets[b.File] + b.Start) % int64(folds)
-	for j := 0; j < folds && j < n; j++ {
-		rows := (n - j + folds - 1) / folds
-		zf := mat.NewDense(rows, dim, nil)
-		yf := mat.NewDense(rows, k, nil)
-		for r := range rows {
-			zf.SetRow(r, z.RawRowView(j+r*folds))
-			yf.SetRow(r, y.RawRowView(j+r*folds))
-		}
-		if err := s.Folds[(first+int64(j))%int64(folds)].Add(zf, yf); err != nil {
-			return nil, err
-		}
-	}
 	return s, nil
 }
 
 func (f *statsFn) MergeAccumulators(a, b *Stats) (*Stats, error) { return a, a.Merge(b) }
 func (f *statsFn) ExtractOutput(s *Stats) *Stats                 { return s }
 
-// targets returns the n×K one-hot targets of class labels y (classes > 0)
-// or the n×1 regression targets.
-func targets(y []float64, classes int) (*mat.Dense, error) {
-	if y == nil {
-		return nil, errors.New("the rows have no target column")
-	}
-	if classes == 0 {
-		return mat.NewDense(len(y), 1, slices.Clone(y)), nil
-	}
-	labels := make([]int, len(y))
-	for i, v := range y {
-		labels[i] = int(v)
-	}
-	return linear.OneHot(labels, classes)
+// Scores is the accumulator of a calibration's third pass: the
+// out-of-fold scores of the rows (model.ScoredRows, one part per batch)
+// and the bad lines skipped, which must match the first pass.
+type Scores struct {
+	Bad   int64
+	Parts []*model.ScoredRows
 }
+
+// Merge adds the parts of o.
+func (s *Scores) Merge(o *Scores) {
+	s.Bad += o.Bad
+	s.Parts = append(s.Parts, o.Parts...)
+}
+
+// scoresFn combines the third pass: each batch's rows scored by the
+// model of the folds other than each row's (model.Plan.Score).
+type scoresFn struct {
+	rowsFn
+	Models []FoldModel
+
+	models []*linear.Model
+}
+
+// FoldModel is a ridge model in the serialised configuration of a DoFn.
+type FoldModel struct {
+	D, K   int
+	W, B   []float64
+	Lambda float64
+}
+
+func (f *scoresFn) Setup() error {
+	if err := f.setup(); err != nil {
+		return err
+	}
+	if f.models != nil {
+		return nil
+	}
+	for _, fm := range f.Models {
+		if fm.D <= 0 || fm.K <= 0 || len(fm.W) != fm.D*fm.K || len(fm.B) != fm.K {
+			return errors.New("kkbeam: a fold model of the wrong size")
+		}
+		f.models = append(f.models, &linear.Model{W: mat.NewDense(fm.D, fm.K, fm.W), B: fm.B, Lambda: fm.Lambda})
+	}
+	return nil
+}
+
+func (f *scoresFn) CreateAccumulator() *Scores { return &Scores{} }
+
+func (f *scoresFn) AddInput(s *Scores, b Batch) (*Scores, error) {
+	if b.FileErr != "" {
+		return nil, fmt.Errorf("%s: %s", b.File, b.FileErr)
+	}
+	s.Bad += b.Bad
+	n := b.Rows()
+	if n == 0 {
+		return s, nil
+	}
+	if err := f.Setup(); err != nil {
+		return nil, err
+	}
+	r, first, err := f.rows(&b)
+	if err != nil {
+		return nil, err
+	}
+	part, err := f.Plan.Score(context.Background(), f.t, f.models, r, first)
+	if err != nil {
+		return nil, fmt.Errorf("%s: lines %d to %d: %w", b.File, b.Lines[0], b.Lines[n-1], err)
+	}
+	s.Parts = append(s.Parts, part)
+	return s, nil
+}
+
+func (f *scoresFn) MergeAccumulators(a, b *Scores) *Scores {
+	a.Merge(b)
+	return a
+}
+func (f *scoresFn) ExtractOutput(s *Scores) *Scores { return s }
 
 // mergeFn merges the partial statistics of the fan-out keys: the upper
 // level of the combining tree.
@@ -294,6 +359,16 @@ func (f *writePrepFn) ProcessElement(ctx context.Context, p *Prep) error {
 }
 
 type writeStatsFn struct{ Path string }
+
+type writeScoresFn struct{ Path string }
+
+func (f *writeScoresFn) ProcessElement(ctx context.Context, s *Scores) error {
+	b, err := EncodeScores(s)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(ctx, f.Path, func(w io.Writer) error { _, err := w.Write(b); return err })
+}
 
 func (f *writeStatsFn) ProcessElement(ctx context.Context, s *Stats) error {
 	b, err := EncodeStats(s)

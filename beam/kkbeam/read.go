@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -43,6 +45,9 @@ type Source struct {
 	Width int
 	// Chunk is the number of rows per Batch (default 2048).
 	Chunk int
+	// CountClasses sets each batch's Before: the rows of each class
+	// before it in its file.
+	CountClasses bool
 }
 
 // Batch is a chunk of consecutive good rows of one file: the unit of work
@@ -61,6 +66,11 @@ type Batch struct {
 	// FirstBad the first of them (nil if none).
 	Bad      int64
 	FirstBad *BadRow
+	// Before, with Source.CountClasses, holds the rows of each class
+	// (label l counted at index l) among the file's good rows before this
+	// batch: with the counts of the files before it, where a
+	// calibration's stratified folds resume (model.Plan.Prepare).
+	Before []int64
 	// Header carries a CSV file's column names and label (only on the
 	// first batch of each file) so that the first pass can check that all
 	// shards agree.
@@ -190,6 +200,7 @@ func ReadFile(name string, r io.Reader, src Source, emit func(*Batch) error, bad
 		p = &libsvmParser{file: name, width: src.Width}
 	}
 	var start int64
+	var before []int64
 	first := true
 	lines := make([]line, 0, chunk)
 	flush := func(final bool) error {
@@ -216,6 +227,10 @@ func ReadFile(name string, r io.Reader, src Source, emit func(*Batch) error, bad
 		}
 		start += int64(b.Rows())
 		lines = lines[:0]
+		if src.CountClasses {
+			b.Before = slices.Clone(before)
+			before = countClasses(before, b.Y)
+		}
 		return emit(b)
 	}
 	for {
@@ -235,6 +250,25 @@ func ReadFile(name string, r io.Reader, src Source, emit func(*Batch) error, bad
 	}
 	return flush(true)
 }
+
+// countClasses adds to counts (label l at index l) the labels y that are
+// class indices (model.Census has checked them in the first pass).
+func countClasses(counts []int64, y []float64) []int64 {
+	for _, v := range y {
+		if v < 0 || v != math.Trunc(v) || v > maxClassLabel {
+			continue
+		}
+		l := int(v)
+		if l >= len(counts) {
+			counts = append(counts, make([]int64, l+1-len(counts))...)
+		}
+		counts[l]++
+	}
+	return counts
+}
+
+// maxClassLabel is the largest class index (limits.MaxClasses − 1).
+const maxClassLabel = limits.MaxClasses - 1
 
 // scanErr returns the error of a scanner over file name that stopped after
 // line no: a *FileError for a line beyond the length limit, a plain error

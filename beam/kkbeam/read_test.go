@@ -1,7 +1,9 @@
 package kkbeam
 
 import (
+	"bytes"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/linear"
+	"github.com/kernelkit/kernelkit/model"
 )
 
 // readAllBatches parses text as file name with src and returns the
@@ -170,67 +173,145 @@ func TestSniff(t *testing.T) {
 	}
 }
 
-// TestMomentsMatchScalerAccumulator: Moments is data.ScalerAccumulator
-// with exported state: fed the same batches it gives the same scaler, bit
-// for bit; merged in another order, the same to rounding.
-func TestMomentsMatchScalerAccumulator(t *testing.T) {
+// TestPrepCensus: the first pass's accumulator is model's census. Prep
+// accumulators of the batches of two workers, merged in another order
+// than the rows' and through their coder, give model.Census's plan of all
+// the rows in one census: the same classes, columns and rows, the scaler
+// to rounding (the pairwise merge in another order: the means within
+// 2·n·u·max|x|, u the unit roundoff); a narrower LIBSVM batch counts as
+// zeros in its missing columns; a label that is no class index is
+// reported with its file and line.
+func TestPrepCensus(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const cols = 5
-	var acc data.ScalerAccumulator
-	var m, left, right Moments
+	want, err := model.NewCensus(model.Options{Task: model.Classification, Standardize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err := newPrep(model.Classification, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	right, err := newPrep(model.Classification, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var start int64
 	for b := range 7 {
 		n := 1 + r.IntN(50)
 		x := make([]float64, n*cols)
+		y := make([]float64, n)
+		lines := make([]int64, n)
 		for i := range x {
 			x[i] = 100 + 10*r.NormFloat64()
 		}
-		x[0] = 3 // column 0 varies, the last column is constant
 		for i := range n {
-			x[i*cols+cols-1] = 42
+			x[i*cols+cols-1] = 42 // a constant column
+			y[i] = float64(r.IntN(3))
+			lines[i] = start + int64(i) + 2
 		}
-		if err := acc.Add(mat.NewDense(n, cols, x)); err != nil {
+		if err := want.Add(&data.Batch{X: mat.NewDense(n, cols, x), Y: y}); err != nil {
 			t.Fatal(err)
 		}
-		m.Add(x, n, cols)
-		if b%2 == 0 {
-			left.Add(x, n, cols)
-		} else {
-			right.Add(x, n, cols)
+		batch := Batch{File: "f", Start: start, Lines: lines, Cols: cols, X: x, Y: y}
+		p := left
+		if b%2 == 1 {
+			p = right
+		}
+		if err := p.Add(&batch, model.Classification, true); err != nil {
+			t.Fatal(err)
+		}
+		start += int64(n)
+	}
+	enc, err := EncodePrep(left)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl, err := DecodePrep(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := right.Merge(dl); err != nil {
+		t.Fatal(err)
+	}
+	opt := model.Options{Task: model.Classification, Standardize: true}
+	wp, err := want.Plan(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gp, err := right.Census.Plan(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gp.Rows != wp.Rows || gp.Cols != wp.Cols || gp.Classes != wp.Classes || right.Rows != int64(wp.Rows) || right.Files["f"] != int64(wp.Rows) {
+		t.Fatalf("merged plan %+v, want %+v", gp, wp)
+	}
+	var classRows int64
+	for _, n := range right.FileClasses["f"] {
+		classRows += n
+	}
+	if classRows != int64(wp.Rows) {
+		t.Errorf("class rows of the file add up to %d, want %d", classRows, wp.Rows)
+	}
+	const u = 0x1p-53
+	bound := 2 * float64(wp.Rows) * u * 150 // |x| < 150 for these draws
+	for j := range cols {
+		if d := math.Abs(gp.Scaler.Mean[j] - wp.Scaler.Mean[j]); d > bound {
+			t.Errorf("column %d: means differ by %.3g, bound %.3g", j, d, bound)
 		}
 	}
-	want, err := acc.Scaler()
+	if gp.Scaler.Scale[cols-1] != 1 {
+		t.Errorf("constant column scaled by %v, want 1", gp.Scaler.Scale[cols-1])
+	}
+
+	// LIBSVM: a narrower batch's missing columns are zeros.
+	wide, err := newPrep(model.Regression, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := m.Scaler(cols)
+	padded, err := newPrep(model.Regression, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(got.Mean, want.Mean) || !slices.Equal(got.Scale, want.Scale) || got.Scale[cols-1] != 1 {
-		t.Errorf("scaler %v, want %v", got, want)
+	for _, b := range []Batch{
+		{File: "a.svm", Lines: []int64{1, 2}, Cols: 3, X: []float64{1, 2, 0, 3, 4, 0}, Y: []float64{0.5, 1}},
+		{File: "b.svm", Lines: []int64{1}, Cols: 3, X: []float64{5, 6, 7}, Y: []float64{2}},
+	} {
+		if err := wide.Add(&b, model.Regression, true); err != nil {
+			t.Fatal(err)
+		}
 	}
-	right.Merge(&left)
-	merged, err := right.Scaler(cols)
+	for _, b := range []Batch{
+		{File: "b.svm", Lines: []int64{1}, Cols: 3, X: []float64{5, 6, 7}, Y: []float64{2}},
+		{File: "a.svm", Lines: []int64{1, 2}, Cols: 2, X: []float64{1, 2, 3, 4}, Y: []float64{0.5, 1}},
+	} {
+		if err := padded.Add(&b, model.Regression, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ro := model.Options{Task: model.Regression, Standardize: true}
+	pw, err := wide.Census.Plan(ro)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := relDiff(merged.Scale, want.Scale); d > 1e-14 {
-		t.Errorf("merged in another order: scales differ by %.3g", d)
+	pp, err := padded.Census.Plan(ro)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// A narrower Moments (LIBSVM rows without the last columns) merges as
-	// zeros.
-	var narrow, wide, padded Moments
-	narrow.Add([]float64{1, 2, 3, 4}, 2, 2)
-	wide.Add([]float64{1, 2, 0, 3, 4, 0}, 2, 3)
-	padded.Merge(&narrow)
-	padded.Merge(&Moments{})
-	s1, _ := padded.Scaler(3)
-	s2, _ := wide.Scaler(3)
-	if !slices.Equal(s1.Mean, s2.Mean) || !slices.Equal(s1.Scale, s2.Scale) {
-		t.Errorf("padded %v, want %v", s1, s2)
+	if pp.Cols != 3 || relDiff(pp.Scaler.Mean, pw.Scaler.Mean) > 4*u || relDiff(pp.Scaler.Scale, pw.Scaler.Scale) > 16*u {
+		t.Errorf("padded scaler %v, want %v", pp.Scaler, pw.Scaler)
 	}
-	if _, err := (&Moments{}).Scaler(2); err == nil {
-		t.Error("scaler of no rows: no error")
+
+	// A label that is no class index: its file and line.
+	bad, err := newPrep(model.Classification, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bad.Add(&Batch{File: "c.csv", Lines: []int64{2, 5}, Cols: 1, X: []float64{1, 2}, Y: []float64{1, 2.5}}, model.Classification, false); err != nil {
+		t.Fatal(err)
+	}
+	if bad.Err == nil || bad.Err.Line != 5 || !strings.Contains(bad.Err.Error(), "c.csv: line 5: model: label 2.5 is not a class index") {
+		t.Errorf("bad label: %v", bad.Err)
 	}
 }
 
@@ -285,7 +366,7 @@ func TestCodecs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 8*4 + 2*8*(3+10+12+4+3+3); len(buf) != want {
+	if want := 8*4 + 2*8*(5+10+12+4+3+3); len(buf) != want {
 		t.Errorf("statistics encode to %d bytes, want %d (upper triangle only)", len(buf), want)
 	}
 	gs, err := DecodeStats(buf)
@@ -323,18 +404,33 @@ func TestCodecs(t *testing.T) {
 	huge.u64(1 << 24)
 	huge.u64(1)
 	huge.i64(1)
+	huge.u64(0)
+	huge.f64(0)
 	if _, err := DecodeStats(huge.b); err == nil {
 		t.Error("huge statistics header: no error")
 	}
 
-	p := &Prep{Rows: 3, Files: map[string]int64{"a": 3}, Width: 2, Moments: Moments{N: 3, Mean: []float64{1, 0.1}, M2: []float64{2, 1e-300}},
-		Labels: Labels{Any: true, Max: 4, ClassLike: true}}
+	p, err := newPrep(model.Classification, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Add(&Batch{File: "a", Lines: []int64{2, 3, 4}, Cols: 2, X: []float64{1, 0.1, 2, 0.2, 0, 1e-300}, Y: []float64{0, 1, 4}},
+		model.Classification, true); err != nil {
+		t.Fatal(err)
+	}
 	buf, err = EncodePrep(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	gp, err := DecodePrep(buf)
-	if err != nil || !slices.Equal(gp.Moments.M2, p.Moments.M2) || gp.Files["a"] != 3 || gp.Labels != p.Labels {
-		t.Errorf("prep %+v, %v", gp, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := EncodePrep(gp)
+	if err != nil || !bytes.Equal(again, buf) || gp.Files["a"] != 3 || !slices.Equal(gp.FileClasses["a"], []int64{1, 1, 0, 0, 1}) {
+		t.Errorf("prep %+v, %v: encodes to %s, want %s", gp, err, again, buf)
+	}
+	if _, err := DecodePrep([]byte(`{"Rows":1}`)); err == nil {
+		t.Error("prep without a census: no error")
 	}
 }

@@ -45,7 +45,6 @@ import (
 	"github.com/kernelkit/kernelkit/model"
 	"github.com/kernelkit/kernelkit/report"
 	"github.com/kernelkit/kernelkit/sampler"
-	"github.com/kernelkit/kernelkit/study"
 )
 
 func init() {
@@ -226,7 +225,7 @@ type fitOptions struct {
 	float32                               bool
 	input, test, label, format, task, sel string
 	modelPath                             string
-	noStd, json, reshuffle                bool
+	noStd, json, reshuffle, calibrate     bool
 	grid                                  *[]float64
 	gammaSet                              bool
 	rf                                    runFlags
@@ -242,7 +241,8 @@ func (o *fitOptions) bind(fl *flag.FlagSet) {
 	fl.StringVar(&o.task, "task", "auto", "auto, classification or regression")
 	fl.Float64Var(&o.lambda, "lambda", 0.5, "ridge parameter λ")
 	fl.StringVar(&o.sel, "select", "", "choose λ from a grid: gcv or kfold")
-	fl.IntVar(&o.folds, "folds", 5, "folds for --select kfold")
+	fl.IntVar(&o.folds, "folds", 5, "folds for --select kfold and --calibrate")
+	fl.BoolVar(&o.calibrate, "calibrate", false, "fit Platt sigmoids on out-of-fold scores (--folds folds, stratified by class) in a third pipeline, as kernelkit fit --calibrate does (classification)")
 	// pflag's slice parser behind a standard flag, as Beam reads the
 	// standard flag set.
 	grid := pflag.NewFlagSet("grid", pflag.ContinueOnError)
@@ -291,6 +291,7 @@ type beamInfo struct {
 	Pass1Seconds float64 `json:"pass1_seconds"`
 	Pass2Seconds float64 `json:"pass2_seconds"`
 	SolveSeconds float64 `json:"solve_seconds"`
+	Pass3Seconds float64 `json:"pass3_seconds,omitempty"`
 	StatsBytes   int     `json:"stats_bytes"`
 }
 
@@ -308,7 +309,7 @@ func (o *fitOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	var task model.Task
 	if o.task != "auto" {
-		t, err := study.ParseTask(o.task, nil)
+		t, err := model.ParseTask(o.task, nil)
 		if err != nil {
 			return err
 		}
@@ -320,7 +321,7 @@ func (o *fitOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	res, err := kkbeam.Fit(ctx, kkbeam.FitOptions{Input: o.input, Format: o.format, Label: o.label,
-		Model:  model.Options{Task: task, Lambda: o.lambda, Select: o.sel, Grid: *o.grid, Folds: o.folds, Standardize: !o.noStd},
+		Model:  model.Options{Task: task, Lambda: o.lambda, Select: o.sel, Grid: *o.grid, Folds: o.folds, Standardize: !o.noStd, Calibrate: o.calibrate},
 		MapFor: o.mapFor, DeadLetter: o.rf.deadLetter, Run: ro})
 	if err != nil {
 		return err
@@ -336,16 +337,20 @@ func (o *fitOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		}
 	}
 	info := beamInfo{Runner: ro.Runner, Files: res.Files, BadRows: res.Bad, Pass1Seconds: res.Pass1.Seconds(),
-		Pass2Seconds: res.Pass2.Seconds(), SolveSeconds: res.Solve.Seconds(), StatsBytes: res.StatsBytes}
+		Pass2Seconds: res.Pass2.Seconds(), SolveSeconds: res.Solve.Seconds(), Pass3Seconds: res.Pass3.Seconds(), StatsBytes: res.StatsBytes}
 	if o.json {
 		return report.JSON(stdout, struct {
-			*study.FitResult
+			*model.JobResult
 			Beam beamInfo `json:"beam"`
 		}{r, info})
 	}
 	text := r.Text()
-	text += fmt.Sprintf("beam            %s runner, %d files, %d bad rows; pass 1 %.3f s, pass 2 %.3f s, solve %.3f s\n",
+	text += fmt.Sprintf("beam            %s runner, %d files, %d bad rows; pass 1 %.3f s, pass 2 %.3f s, solve %.3f s",
 		info.Runner, info.Files, info.BadRows, info.Pass1Seconds, info.Pass2Seconds, info.SolveSeconds)
+	if o.calibrate {
+		text += fmt.Sprintf(", pass 3 (calibration) %.3f s", info.Pass3Seconds)
+	}
+	text += "\n"
 	if o.rf.deadLetter != "" {
 		text += fmt.Sprintf("bad rows written to %s\n", o.rf.deadLetter)
 	}
@@ -360,9 +365,9 @@ func (o *fitOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 // rows, and with a test file its accuracy or RMSE and the Gram error on
 // its first 1000 rows. The training rows are not in memory, so without a
 // test file there are no metrics. Seconds is the whole fit.
-func fitReport(m *model.Model, test, format string, res *kkbeam.FitResult) (*study.FitResult, error) {
-	r := &study.FitResult{Lambda: m.Linear.Lambda, Task: string(m.Task), TrainRows: m.TrainRows,
-		Seconds: (res.Pass1 + res.Pass2 + res.Solve).Seconds(), Backend: backend.Name()}
+func fitReport(m *model.Model, test, format string, res *kkbeam.FitResult) (*model.JobResult, error) {
+	r := &model.JobResult{Lambda: m.Linear.Lambda, Task: string(m.Task), TrainRows: m.TrainRows,
+		Seconds: (res.Pass1 + res.Pass2 + res.Solve + res.Pass3).Seconds(), Backend: backend.Name()}
 	if mp, ok := m.Map.(*features.Map); ok {
 		s := mp.Spec()
 		r.Kernel, r.Form, r.Sampler, r.Features, r.Gamma = s.Kernel, s.Form, s.Sampler, s.Features, s.Gamma

@@ -38,15 +38,15 @@ func writeLetterShards(t *testing.T, dir string, rows, shards int) string {
 }
 
 // TestFitPredict runs the command as a user would: fit on 4 shards with
-// --json writes a model file that model.Load reads, whose λ the report
-// states; predict writes one prediction file per shard and the accuracy.
+// --json and --calibrate writes a calibrated model file that model.Load
+// reads, whose λ the report states; predict writes one prediction file per shard and the accuracy.
 func TestFitPredict(t *testing.T) {
 	dir := t.TempDir()
 	glob := writeLetterShards(t, dir, 800, 4)
 	mpath := filepath.Join(dir, "m.kk")
 	var out, errOut bytes.Buffer
 	err := run(context.Background(), []string{"fit", "--input", glob, "--features", "64", "--seed", "3", "--select", "gcv",
-		"--grid", "0.01,0.1,1", "--model", mpath, "--json", "--runner", "prism"}, &out, &errOut)
+		"--grid", "0.01,0.1,1", "--calibrate", "--folds", "3", "--model", mpath, "--json", "--runner", "prism"}, &out, &errOut)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,8 +75,8 @@ func TestFitPredict(t *testing.T) {
 		t.Fatal(err)
 	}
 	if rep.TrainRows != 800 || rep.Features != 64 || rep.Gamma != 1.0/16 || rep.Beam.Runner != "prism" || rep.Beam.Files != 4 ||
-		rep.Lambda != m.Linear.Lambda || m.Classes != 26 || m.Task != model.Classification || len(m.Columns) != 16 {
-		t.Errorf("report %+v, model λ %v, %d classes", rep, m.Linear.Lambda, m.Classes)
+		rep.Lambda != m.Linear.Lambda || m.Classes != 26 || m.Task != model.Classification || len(m.Columns) != 16 || m.Calibration == nil {
+		t.Errorf("report %+v, model λ %v, %d classes, calibrated %v", rep, m.Linear.Lambda, m.Classes, m.Calibration != nil)
 	}
 	if l := m.Linear.Lambda; l != 0.01 && l != 0.1 && l != 1 {
 		t.Errorf("λ %v is not from --grid", l)
