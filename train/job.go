@@ -65,6 +65,9 @@ type JobReport struct {
 	Length int    `json:"length"`
 	Width  int    `json:"width"`
 	Depth  int    `json:"depth"`
+	// FeatureMap is the performer's feature family when it is not FAVOR+
+	// (nn.ModelConfig.FeatureMap).
+	FeatureMap string `json:"feature_map,omitempty"`
 	// Batch is the training batch (0 for an evaluation, whose
 	// checkpoint does not record the batch it was trained with).
 	Batch     int     `json:"batch,omitempty"`
@@ -141,6 +144,7 @@ func (j *Job) Run(ctx context.Context) (*JobReport, error) {
 	}
 	cfg = tr.cfg
 	rep.Kind, rep.Length, rep.Width, rep.Depth = cfg.Model.Kind, cfg.Model.Length, cfg.Model.Width, cfg.Model.Depth
+	rep.FeatureMap = cfg.Model.FeatureMap
 	for _, f := range []string{j.TrainFile, j.TestFile, j.EvalFile} {
 		if f != "" {
 			rep.Task = filepath.Base(f)
@@ -394,7 +398,11 @@ func (r *JobReport) Render(w io.Writer) error {
 	if r.Batch > 0 {
 		batch = fmt.Sprintf(", batch %d", r.Batch)
 	}
-	fmt.Fprintf(tw, "model\t%s, length %d, width %d, depth %d%s\n", r.Kind, r.Length, r.Width, r.Depth, batch)
+	kind := r.Kind
+	if r.FeatureMap != "" {
+		kind += " (" + r.FeatureMap + " features)"
+	}
+	fmt.Fprintf(tw, "model\t%s, length %d, width %d, depth %d%s\n", kind, r.Length, r.Width, r.Depth, batch)
 	if res := r.Result; res != nil {
 		fmt.Fprintf(tw, "training\tsteps %d→%d, %.1f s, %.2f steps/s (backend %s)\n", res.StartStep, res.Steps, res.Seconds, res.StepsPerSecond, res.Backend)
 		fmt.Fprintf(tw, "parameters\t%d trainable of %d\n", res.TrainableParams, res.ModelParams)

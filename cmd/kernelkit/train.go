@@ -42,7 +42,8 @@ func newTrainCmd() *cobra.Command {
 			"(--listops-min, --listops-max), by default (length/4, length)); --task recall an associative\n" +
 			"recall task. --checkpoint resumes from and writes a checkpoint; --evaluate scores the\n" +
 			"checkpoint's model on --test. Adapters: pre-train with --checkpoint A, then fine-tune with\n" +
-			"--init-from A --adapter snnk|bottleneck --freeze. Before any data is generated or read, the\n" +
+			"--init-from A --adapter snnk|bottleneck --freeze. --model performer --feature-map simrf|oprf|sderf\n" +
+			"picks the Performer's random features (docs/estimators.md). Before any data is generated or read, the\n" +
 			"memory the run implies (data, parameters with their optimiser state, a step's activations)\n" +
 			"is estimated and a run above --max-memory (default 8GiB) is refused.",
 		Args: cobra.NoArgs,
@@ -71,6 +72,8 @@ func (o *trainOptions) bind(fl *pflag.FlagSet) {
 	fl.IntVar(&m.SKIFilter, "ski-filter", 16, "SKI sparse filter width m")
 	fl.IntVar(&m.SKIGrid, "ski-grid", 33, "grid points of the SKI piecewise linear RPE (odd)")
 	fl.IntVar(&m.Features, "features", 32, "FAVOR+ random features per head")
+	fl.StringVar(&m.FeatureMap, "feature-map", nn.FeatureFavor, "performer's feature family: favor+ (orthogonal FAVOR+), simrf (simplex-coupled directions), "+
+		"oprf (FAVOR++) or sderf (FAVOR#); oprf and sderf fit their parameters to each sequence's and head's queries and keys every step, as constants to the gradient")
 	fl.IntVar(&m.HRFM, "hrf-m", 0, "hrf: projections of each base estimator, positive and trigonometric (0: FLOP-matched to --features, hybrid.MatchFLOPs)")
 	fl.IntVar(&m.HRFN, "hrf-n", 0, "hrf: sgn projections of the angular λ (0: FLOP-matched); 4·m·(1+n) features per head")
 	floatVar(fl, &m.QKNorm, "qk-norm", 0, "attention kinds: L2-normalise queries and keys so that the logits are r²·cos θ (0: 1 for hrf, none otherwise; negative: none)")

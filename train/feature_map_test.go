@@ -1,0 +1,122 @@
+package train
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/kernelkit/kernelkit/nn"
+)
+
+// TestFeatureMapsShareCheckpoints: a performer of every feature family
+// (nn.FeatureMaps), with its projections redrawn every 2 steps, trains 3
+// steps on the native engine and saves; GoMLX's pure-Go backend predicts
+// the same logits from that checkpoint and trains on to step 5 (redrawing
+// at step 4), and the native engine predicts the logits of GoMLX's
+// checkpoint. The bound is TestEnginesShareCheckpoints' 8·e32 + 1e-6, e32
+// the native engine's float32 error measured against its float64 run on
+// the checkpoint (the fitted families' parameters are computed in float64
+// by the native engine and in float32 by GoMLX's graph; their effect on
+// the logits is of the order of the features' own rounding).
+func TestFeatureMapsShareCheckpoints(t *testing.T) {
+	data := toyData(t, 48, 7)
+	for _, fam := range nn.FeatureMaps {
+		for _, causal := range []bool{false, true} {
+			if causal && (fam == nn.FeatureFavor || fam == nn.FeatureSimRF) {
+				continue // TestEnginesShareCheckpoints' path; the draw alone differs
+			}
+			name := fam
+			if causal {
+				name += "/causal"
+			}
+			t.Run(name, func(t *testing.T) {
+				cfg := toyConfig(nn.KindPerformer)
+				cfg.Model.FeatureMap, cfg.Model.Causal, cfg.Redraw = fam, causal, 2
+				cfg.Checkpoint = filepath.Join(t.TempDir(), "a.ckpt")
+				cfg.Steps, cfg.Backend = 3, BackendCPU
+				nat, err := New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := nat.Fit(context.Background(), data, nil); err != nil {
+					t.Fatal(err)
+				}
+				want, err := nat.Predict(data[:20])
+				if err != nil {
+					t.Fatal(err)
+				}
+				ck, err := ReadCheckpoint(cfg.Checkpoint)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, _ := nn.FeatureFamily(ck.Model.FeatureMap); got != fam {
+					t.Fatalf("checkpoint holds feature map %q, want %s", ck.Model.FeatureMap, fam)
+				}
+				cfg.Backend = "go"
+				gx, err := New(cfg)
+				if err != nil {
+					t.Fatalf("GoMLX resuming the native checkpoint: %v", err)
+				}
+				got, err := gx.Predict(data[:20])
+				if err != nil {
+					t.Fatal(err)
+				}
+				tol := tolerance32(t, cfg, data[:20], want)
+				worst := compareLogits(t, "GoMLX on the native checkpoint", got, want, tol)
+				cfg.Steps = 5
+				gx2, err := New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := gx2.Fit(context.Background(), data, nil)
+				if err != nil {
+					t.Fatalf("GoMLX training on from the native checkpoint: %v", err)
+				}
+				if res.StartStep != 3 || res.Steps != 5 {
+					t.Errorf("GoMLX ran steps %d to %d, want 3 to 5", res.StartStep, res.Steps)
+				}
+				want2, err := gx2.Predict(data[:20])
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg.Backend = BackendCPU
+				nat2, err := New(cfg)
+				if err != nil {
+					t.Fatalf("native engine resuming GoMLX's checkpoint: %v", err)
+				}
+				got2, err := nat2.Predict(data[:20])
+				if err != nil {
+					t.Fatal(err)
+				}
+				tol2 := tolerance32(t, cfg, data[:20], got2)
+				worst = math.Max(worst, compareLogits(t, "native engine on GoMLX's checkpoint", got2, want2, tol2))
+				t.Logf("largest logit difference %.2g (bounds %.2g, %.2g)", worst, tol, tol2)
+			})
+		}
+	}
+}
+
+// TestFeatureMapResumeMismatch: a checkpoint of one feature family does
+// not resume a run of another.
+func TestFeatureMapResumeMismatch(t *testing.T) {
+	data := toyData(t, 16, 3)
+	cfg := toyConfig(nn.KindPerformer)
+	cfg.Model.FeatureMap, cfg.Steps, cfg.Backend = nn.FeatureOPRF, 1, BackendCPU
+	cfg.Checkpoint = filepath.Join(t.TempDir(), "a.ckpt")
+	tr, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Fit(context.Background(), data, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Model.FeatureMap = nn.FeatureSDERF
+	if _, err := New(cfg); err == nil {
+		t.Error("an oprf checkpoint resumed an sderf run")
+	}
+	cfg.Model.FeatureMap = "favor+"
+	if _, err := New(cfg); err == nil {
+		t.Error("an oprf checkpoint resumed a favor+ run")
+	}
+}
