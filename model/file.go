@@ -11,11 +11,12 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/calibrate"
-	"github.com/kernelkit/kernelkit/catalog"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/internal/limits"
+	"github.com/kernelkit/kernelkit/krr"
 	"github.com/kernelkit/kernelkit/linear"
+	"github.com/kernelkit/kernelkit/nystrom"
 )
 
 // FormatName and Version identify model files.
@@ -67,24 +68,58 @@ func (m *Model) Save(w io.Writer) error {
 
 // Load reads a model file (version 1 or 2), validating its format,
 // version, every dimension and size, and that nothing but white space
-// follows the JSON object. The feature map is decoded by the registry of
-// package catalog.
+// follows the JSON object. The feature map is decoded by Decoders: the
+// kinds of the maps this package's fits draw or build themselves. A map
+// of another kind (an SNNK tower, a fitted positive-feature map, any map
+// a caller registered) needs LoadWith with a registry that decodes it;
+// catalog.Default() decodes every kind of kernelkit. Package model does
+// not import package catalog, so that reading a model file does not pull
+// in every operator.
 //
 // The limits of package internal/limits apply: input and feature
 // dimensions at most 2²⁴, at most 2²⁰ classes, and the weight matrix
 // (features × classes) and the stored projection at most 2³⁰ values each,
 // so that a model that loads can predict without an overflow.
 func Load(r io.Reader) (*Model, error) {
-	return LoadWith(r, catalog.Default())
+	return LoadWith(r, Decoders())
 }
 
-// LoadWith is Load with a caller's registry of map decoders.
+// LoadWith is Load with a caller's registry of map decoders (nil:
+// Decoders).
 func LoadWith(r io.Reader, reg *features.Registry) (*Model, error) {
+	if reg == nil {
+		reg = Decoders()
+	}
 	m, err := load(r, reg)
 	if err != nil {
 		return nil, clipError(err)
 	}
 	return m, nil
+}
+
+// Decoders returns a new registry of the decoders of the map kinds that
+// this package's fits write without a caller's registry: the maps of
+// package features (random features, TensorSketch, the χ² maps), the
+// Nyström maps (package nystrom) and exact kernel ridge's kernel columns
+// (package krr). It has no map constructors.
+func Decoders() *features.Registry {
+	r := features.NewRegistry()
+	for _, d := range []struct {
+		kind string
+		fn   features.Decoder
+	}{
+		{features.SpecKind, features.DecodeSpec},
+		{features.TensorSketchSpecKind, features.DecodeTensorSketch},
+		{features.AdditiveChi2SpecKind, features.DecodeAdditiveChi2},
+		{features.SkewedChi2SpecKind, features.DecodeSkewedChi2},
+		{nystrom.SpecKind, nystrom.Decode},
+		{krr.ColumnsSpecKind, krr.DecodeColumns},
+	} {
+		if err := r.RegisterDecoder(d.kind, d.fn); err != nil {
+			panic(err) // a duplicate kind here is a programming error
+		}
+	}
+	return r
 }
 
 // maxErrorBytes bounds the length of a Load error message: JSON errors can

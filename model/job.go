@@ -15,7 +15,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/backend"
-	"github.com/kernelkit/kernelkit/catalog"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/nystrom"
@@ -60,7 +59,8 @@ type Job struct {
 	// training rows (krr.Columns), so it can be saved.
 	Exact bool
 	// MapName, if set, names the map to fit with, looked up in Registry
-	// (catalog.Default() when nil) and built by Registry.Map, so it must be
+	// (which it needs: catalog.Default() holds every map of kernelkit) and
+	// built by Registry.Map, so it must be
 	// a symmetric map, once the training rows are known: MapOptions
 	// gets InputDim, the number of feature columns, and Data, the training
 	// rows after the scaler (Model.Standardize), from which data-dependent
@@ -215,7 +215,7 @@ func RunJob(ctx context.Context, cfg Job, progress func(done, total int)) (*JobR
 func fitMap(cfg Job, mo features.Options, opt Options) (features.Transformer, error) {
 	reg := cfg.Registry
 	if reg == nil {
-		reg = catalog.Default()
+		return nil, fmt.Errorf("model: Job.MapName %.40q needs Job.Registry (catalog.Default() holds every map of kernelkit)", cfg.MapName)
 	}
 	switch {
 	case cfg.Train != nil:

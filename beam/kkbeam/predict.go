@@ -20,6 +20,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/fileio"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/catalog"
 	"github.com/kernelkit/kernelkit/linear"
 	"github.com/kernelkit/kernelkit/model"
 )
@@ -105,7 +106,7 @@ func (f *predictFn) Setup() error {
 		return err
 	}
 	var err error
-	f.m, err = model.Load(bytes.NewReader(f.Model))
+	f.m, err = model.LoadWith(bytes.NewReader(f.Model), catalog.Default())
 	return err
 }
 
@@ -283,7 +284,7 @@ func Predict(ctx context.Context, opt PredictOptions) (*PredictResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := model.Load(bytes.NewReader(raw))
+	m, err := model.LoadWith(bytes.NewReader(raw), catalog.Default())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", opt.Model, err)
 	}

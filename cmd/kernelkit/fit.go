@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/kernelkit/kernelkit/catalog"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/device"
 	"github.com/kernelkit/kernelkit/features"
@@ -305,7 +306,7 @@ func (o *fitOptions) run(cmd *cobra.Command) error {
 		if o.exact {
 			return errors.New("--exact fits the kernel itself; drop --map")
 		}
-		cfg.MapName = o.feat.mapName
+		cfg.MapName, cfg.Registry = o.feat.mapName, catalog.Default()
 		if cfg.MapOptions, err = o.feat.mapOptions(cmd.Flags(), width); err != nil {
 			return err
 		}

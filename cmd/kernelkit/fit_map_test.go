@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernelkit/kernelkit/catalog"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/model"
@@ -61,7 +62,7 @@ func TestFitMap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := model.Job{Train: tr, Test: te, Names: tr.Names, MapName: "nystrom/kmeans",
+	cfg := model.Job{Train: tr, Test: te, Names: tr.Names, MapName: "nystrom/kmeans", Registry: catalog.Default(),
 		Model:      model.Options{Task: model.Classification, Lambda: 0.5, Standardize: true, Features: features.Config{Kernel: "rbf", Gamma: 1.0 / 16, Features: 64, Sampler: s, Seed: 7}},
 		MapOptions: features.Options{InputDim: 16, Features: 64, Gamma: 1.0 / 16, Sampler: s, Seed: 7}}
 	_, m, err := model.RunJob(context.Background(), cfg, nil)

@@ -59,7 +59,7 @@ func (o *dataOptions) loadModel() (*model.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := model.Load(bufio.NewReader(f))
+	m, err := model.LoadWith(bufio.NewReader(f), catalog.Default())
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -39,6 +39,7 @@ import (
 
 	"github.com/kernelkit/kernelkit/backend"
 	"github.com/kernelkit/kernelkit/beam/kkbeam"
+	"github.com/kernelkit/kernelkit/catalog"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/internal/atomicfile"
@@ -468,7 +469,7 @@ func loadTask(path string) (model.Task, error) {
 	if err != nil {
 		return "", err
 	}
-	m, err := model.Load(f)
+	m, err := model.LoadWith(f, catalog.Default())
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
