@@ -25,11 +25,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego" // pure-Go backend
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
@@ -41,6 +39,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/internal/rng"
+	"github.com/kernelkit/kernelkit/nn"
 )
 
 // Config describes the classifier and its training.
@@ -64,23 +63,18 @@ type Result struct {
 	Backend      string
 }
 
-var (
-	backendOnce sync.Once
-	backend     backends.Backend
-	backendErr  error
-)
+// BackendConfig is the GoMLX configuration of the backend,
+// nn.DefaultBackend: the pure-Go backend ("go", simplego) with the ops of
+// a graph executed sequentially. Each op may still split its own work (a
+// large matrix product) across goroutines; that split is fixed by the
+// shapes, so results do not depend on scheduling.
+const BackendConfig = nn.DefaultBackend
 
-// BackendConfig is the GoMLX configuration of the backend: the pure-Go
-// backend ("go", simplego) with the ops of a graph executed sequentially.
-// Each op may still split its own work (a large matrix product) across
-// goroutines; that split is fixed by the shapes, so results do not depend on
-// scheduling.
-const BackendConfig = "go:ops_sequential"
-
-// Backend returns GoMLX's pure-Go backend, configured by BackendConfig.
+// Backend returns GoMLX's pure-Go backend, configured by BackendConfig,
+// opened by nn.Backend: the one place kernelkit opens GoMLX backends,
+// shared with the training engine and package device.
 func Backend() (backends.Backend, error) {
-	backendOnce.Do(func() { backend, backendErr = backends.NewWithConfig(BackendConfig) })
-	return backend, backendErr
+	return nn.Backend(BackendConfig)
 }
 
 func toF32(m *mat.Dense) [][]float32 {
