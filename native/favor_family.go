@@ -124,40 +124,47 @@ func fitFamily[T Float](family string, weff, off, xq, xk, omega, mask []T, L, d,
 		panic("native: feature family " + family + " has no fitted parameters")
 	}
 	var logD float64
-	for _, al := range a {
+	sq := make([]float64, d) // √(1−4a_l)
+	for l, al := range a {
 		logD += 0.25 * math.Log1p(-4*al)
+		sq[l] = math.Sqrt(1 - 4*al)
 	}
 	logD -= 0.5 * math.Log(float64(m))
-	wq := make([]float64, d) // row j of ω·Q
+	var q []float64 // basis = Qᵀ, row-major: Q_il = q[l*d+i]
+	if basis != nil {
+		q = basis.RawMatrix().Data
+	}
+	wq := make([]float64, d) // row j of ω·Q, then scaled by √(1−4a)
 	for j := 0; j < m; j++ {
 		om := omega[j*d : (j+1)*d]
-		for l := range wq {
-			if basis == nil {
-				wq[l] = float64(om[l])
-				continue
-			}
-			var s float64
-			for i, v := range om {
-				s += float64(v) * basis.At(l, i) // Q_il = basis_li
-			}
-			wq[l] = s
-		}
 		c := logD
-		for l, v := range wq {
+		for l := range wq {
+			v := float64(om[l])
+			if q != nil {
+				v = 0
+				for i, o := range om {
+					v += float64(o) * q[l*d+i]
+				}
+			}
 			c += a[l] * v * v
+			wq[l] = v * sq[l]
 		}
 		off[j] = T(c)
 		row := weff[j*d : (j+1)*d]
-		for i := range row {
-			if basis == nil {
-				row[i] = T(wq[i] * math.Sqrt(1-4*a[i]))
-				continue
+		if q == nil {
+			for i, v := range wq {
+				row[i] = T(v)
 			}
-			var s float64
-			for l, v := range wq {
-				s += v * math.Sqrt(1-4*a[l]) * basis.At(l, i)
+			continue
+		}
+		acc := make([]float64, d)
+		for l, v := range wq {
+			for i, ql := range q[l*d : (l+1)*d] {
+				acc[i] += v * ql
 			}
-			row[i] = T(s)
+		}
+		for i, v := range acc {
+			row[i] = T(v)
 		}
 	}
 }

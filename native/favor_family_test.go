@@ -293,3 +293,47 @@ func TestFamilyRedrawsAreReproducible(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFamilyAttention times one forward and backward pass of the
+// performer's mixer in float32 for each feature family at the shape of
+// the training comparison in docs/estimators.md (batch 16, L = 128,
+// width 32, 2 heads, 32 features, bidirectional), with a key mask padding
+// a quarter of the sequences' ends.
+func BenchmarkFamilyAttention(b *testing.B) {
+	const B, L, d = 16, 128, 32
+	for _, fam := range nn.FeatureMaps {
+		b.Run(fam, func(b *testing.B) {
+			cfg := &nn.ModelConfig{Kind: nn.KindPerformer, Vocab: 16, Classes: 10, Length: L, Width: d, Depth: 1, FeatureMap: fam}
+			cfg.Defaults()
+			if err := cfg.Validate(); err != nil {
+				b.Fatal(err)
+			}
+			a := NewAttention[float32](cfg, "/block_0/mix")
+			for i, p := range a.Params() {
+				for j, v := range mixRand(uint64(i+1), 0.25, len(p.Value)) {
+					p.Value[j] = float32(v)
+				}
+			}
+			x, dy := make([]float32, B*L*d), make([]float32, B*L*d)
+			for i, v := range mixRand(2, 1, len(x)) {
+				x[i] = float32(v)
+			}
+			for i, v := range mixRand(3, 1, len(dy)) {
+				dy[i] = float32(v)
+			}
+			mask := make([]float32, B*L)
+			for i := range mask {
+				if i%L < L-L/4 {
+					mask[i] = 1
+				}
+			}
+			a.SetMask(mask)
+			a.Forward(x, B, L)
+			a.Backward(dy)
+			for b.Loop() {
+				a.Forward(x, B, L)
+				a.Backward(dy)
+			}
+		})
+	}
+}
