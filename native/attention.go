@@ -48,6 +48,9 @@ type Attention[T Float] struct {
 	qkNorm       float64 // row norm r of q and k; 0: none
 	m, n         int     // FAVOR+ features, or HRF's M and N
 	family       string  // performer's feature family (nn.FeatureFamily)
+	// project, if set, computes the FAVOR+ projections x·Ωᵀ in place of
+	// the exact product (SetFeatureProjection).
+	project func(dst, x []T, rows, d, m int)
 
 	mask    []T // B·L key mask, nil for none
 	bsz, l  int // shape of the last Forward

@@ -120,13 +120,13 @@ func linearCoreBackward[T Float](s *headScratch[T], qf, kf, v1, dout, dqf, dkf, 
 	}
 }
 
-// favorFeatures sets f (L×m) to FAVOR+'s positive random features of the
-// rows of x (L×d, already scaled by d^(−1/4)) with projection omega (m×d):
+// favorFromProjection sets f (L×m), which holds the projections x·Ωᵀ of
+// the rows of x (L×d, already scaled by d^(−1/4); Attention.projectFeatures
+// computes them), to FAVOR+'s positive random features
 // exp(ωᵢᵀx − ‖x‖²/2 − shift)/√m with shift the row's largest ωᵢᵀx
 // (rowwise, queries) or the largest over all rows (keys), as
 // nn.FavorFeatures.
-func favorFeatures[T Float](f, x, omega []T, L, d, m int, rowwise bool) {
-	gemm(false, true, L, m, d, 1, x, d, omega, d, 0, f, m)
+func favorFromProjection[T Float](f, x []T, L, d, m int, rowwise bool) {
 	var shift float64
 	if !rowwise {
 		shift = float64(sliceMax(f[:L*m]))
@@ -155,7 +155,7 @@ func favorFeatures[T Float](f, x, omega []T, L, d, m int, rowwise bool) {
 }
 
 // favorFeaturesBackward sets dx (L×d) to the gradient of the rows x for
-// the gradient df of the features f = favorFeatures(x) (the shift is a
+// the gradient df of FAVOR+'s features f of x (favorFromProjection; the shift is a
 // constant): with dp = df ⊙ f, dx = dp·ω − (Σᵢ dpᵢ)·x. It overwrites df
 // with dp.
 func favorFeaturesBackward[T Float](dx, df, f, x, omega []T, L, d, m int) {

@@ -10,7 +10,7 @@ import (
 )
 
 // The performer's feature families (nn.FeatureMaps, nn.FamilyAttention):
-// favor+ and simrf share FAVOR+'s features (favorFeatures; simrf differs
+// favor+ and simrf share FAVOR+'s features (favorFromProjection; simrf differs
 // in the draw of Omega only); oprf and sderf fit their parameters to each
 // sequence's and head's scaled queries and keys in the forward pass and
 // evaluate
@@ -47,8 +47,10 @@ func (a *Attention[T]) familyParts(z int) (weff, off []T) {
 func (a *Attention[T]) headFeatures(z int, qf, kf, xq, xk []T) {
 	L, dh, m := a.l, a.dh, a.m
 	if !nn.FittedFamily(a.family) {
-		favorFeatures(qf, xq, a.Omega.Value, L, dh, m, true)
-		favorFeatures(kf, xk, a.Omega.Value, L, dh, m, false)
+		a.projectFeatures(qf, xq, L, dh, m)
+		favorFromProjection(qf, xq, L, dh, m, true)
+		a.projectFeatures(kf, xk, L, dh, m)
+		favorFromProjection(kf, xk, L, dh, m, false)
 		return
 	}
 	weff, off := a.familyParts(z)
