@@ -15,7 +15,7 @@
 // pprof CPU profile of the end-to-end fit+predict (the "fit" row).
 //
 // With --stream it fits the CSV file in two streaming passes as
-// `kernelkit fit --stream` does (study.Fit with a Stream, model.FitStream)
+// `kernelkit fit --stream` does (model.RunJob with a Stream, model.FitStream)
 // and evaluates on --test, timing the second pass (features and
 // statistics) from its progress reports; run it under /usr/bin/time -v
 // for the peak memory.
@@ -40,7 +40,6 @@ import (
 	"github.com/kernelkit/kernelkit/linear"
 	"github.com/kernelkit/kernelkit/model"
 	"github.com/kernelkit/kernelkit/sampler"
-	"github.com/kernelkit/kernelkit/study"
 )
 
 type clock struct {
@@ -117,7 +116,7 @@ func main() {
 	opt := model.Options{Task: task, Standardize: true, Lambda: *lambda, Float32: *f32,
 		Features: features.Config{Kernel: "rbf", Gamma: *gamma, Features: *D, Sampler: sampler.Gaussian{}, Float32: *f32}}
 
-	// End to end, as study.Fit times it (fit + predict of the test rows).
+	// End to end, as model.RunJob times it (fit + predict of the test rows).
 	if *prof != "" {
 		f, err := os.Create(*prof)
 		if err != nil {
@@ -226,7 +225,7 @@ func main() {
 // streamFit fits the CSV file path in two streaming passes and reports
 // the time of each and the rate of the second.
 func streamFit(path, testPath string, D int, gamma, lambda float64, f32 bool) {
-	open, names, err := study.StreamCSV(path, data.CSVOptions{})
+	open, names, err := model.StreamCSV(path, data.CSVOptions{})
 	if err != nil {
 		fail(err)
 	}
@@ -247,7 +246,7 @@ func streamFit(path, testPath string, D int, gamma, lambda float64, f32 bool) {
 		last, rows = now, done
 	}
 	c := now()
-	r, _, err := study.Fit(context.Background(), study.FitConfig{Model: opt, Stream: open, Names: names, Test: test}, progress)
+	r, _, err := model.RunJob(context.Background(), model.Job{Model: opt, Stream: open, Names: names, Test: test}, progress)
 	if err != nil {
 		fail(err)
 	}
@@ -258,7 +257,7 @@ func streamFit(path, testPath string, D int, gamma, lambda float64, f32 bool) {
 	fl := float64(rows-firstRows) * float64(D) * float64(D+1)
 	fmt.Printf("pass 2 (features + statistics) rows %d..%d   %.1f s   %.1f GFLOP/s (n·D·(D+1) flops)\n", firstRows, rows, p2, fl/p2/1e9)
 	fmt.Printf("solve, predict %d test rows, Gram error  %.1f s\n", test.Rows(), end.Sub(last).Seconds())
-	fmt.Printf("fit+predict seconds (study.Fit)  %.1f s\n", r.Seconds)
+	fmt.Printf("fit+predict seconds (model.RunJob) %.1f s\n", r.Seconds)
 }
 
 func deref(p *float64) float64 {

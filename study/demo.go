@@ -62,7 +62,7 @@ func DefaultDemo() DemoConfig {
 type DemoResult struct {
 	Config  DemoConfig
 	Classes int
-	Rows    []*FitResult
+	Rows    []*model.JobResult
 }
 
 // Demo fits a ridge classifier (standardised inputs) for each kernel,
@@ -121,7 +121,7 @@ func Demo(ctx context.Context, cfg DemoConfig, progress func(done, total int)) (
 			for _, d := range cfg.Features {
 				opt := model.Options{Task: model.Classification, Lambda: cfg.Lambda, Standardize: true,
 					Features: features.Config{Kernel: k.kernel, Form: k.form, Gamma: cfg.Gamma, Features: d, Sampler: s, Seed: cfg.Seed}}
-				r, _, err := Fit(ctx, FitConfig{Model: opt, Train: cfg.Train, Test: cfg.Test}, nil)
+				r, _, err := model.RunJob(ctx, model.Job{Model: opt, Train: cfg.Train, Test: cfg.Test}, nil)
 				if err != nil {
 					return nil, fmt.Errorf("%s, %s, D=%d: %w", k.label, s.Name(), d, err)
 				}
