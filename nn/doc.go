@@ -62,6 +62,14 @@
 // largest exp, key features by the sequence's largest; the factors cancel
 // and are constants to the gradient.
 //
+// The performer's feature family (ModelConfig.FeatureMap, FamilyAttention)
+// replaces FAVOR+ by SimRF (simplex-coupled ω, SimRF paper Sec. 3), OPRF
+// (FAVOR++, CRT paper Theorem 3.3) or SDERF (FAVOR#, DERF paper Theorem
+// 4.3); the last two are fitted to each sequence's and head's queries and
+// keys in the forward pass and held constant in the backward pass
+// (FitFeatureFamily; SDERF's eigendecomposition by Jacobi sweeps in the
+// graph, symEigen).
+//
 // # Hybrid random features attention (HRF paper)
 //
 // HybridAttention is linear attention on the hybrid estimator of the
