@@ -11,8 +11,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kernelkit/kernelkit/analog"
 	"github.com/kernelkit/kernelkit/internal/atomicfile"
 	"github.com/kernelkit/kernelkit/internal/limits"
+	"github.com/kernelkit/kernelkit/nn"
 	"github.com/kernelkit/kernelkit/tasks"
 )
 
@@ -50,6 +52,15 @@ type Job struct {
 	// EvaluateOnly evaluates the model of Checkpoint on the test (or
 	// evaluation) set without training.
 	EvaluateOnly bool
+	// Analog, if "ideal" or "pcm", also evaluates the model with the
+	// random-feature projections of its FAVOR+ attention on emulated
+	// analog crossbars (EvaluateAnalog: analog.Ideal(), or
+	// analog.PCM(AnalogSeed)), calibrated on up to AnalogCalibration
+	// training examples (the evaluation examples when there is no
+	// training set; default 64).
+	Analog            string
+	AnalogSeed        uint64
+	AnalogCalibration int
 	// Warn, if set, receives warnings (sequences longer than the model's
 	// length, which are truncated) before training starts; its error ends
 	// the run.
@@ -87,6 +98,11 @@ type JobReport struct {
 	MajorityOf string  `json:"majority_class_of"`
 	Wall       float64 `json:"wall_seconds"`
 	Result     *Result `json:"result,omitempty"`
+	// Analog is the emulated hardware of the analog evaluation ("ideal" or
+	// "pcm"), AnalogAcc and AnalogLoss its test accuracy and loss.
+	Analog     string  `json:"analog,omitempty"`
+	AnalogAcc  float64 `json:"analog_test_accuracy,omitempty"`
+	AnalogLoss float64 `json:"analog_test_loss,omitempty"`
 }
 
 // Run runs the job. Every size the job implies — the model's parameters
@@ -108,6 +124,14 @@ func (j *Job) Run(ctx context.Context) (*JobReport, error) {
 			return nil, err
 		}
 		cfg.Model, cfg.Seed, cfg.Steps = ck.Model, ck.Seed, int(ck.Step)
+	}
+	if j.Analog != "" {
+		if j.Analog != "ideal" && j.Analog != "pcm" {
+			return nil, fmt.Errorf("train: unknown analog hardware %q (want ideal or pcm)", j.Analog)
+		}
+		if cfg.Model.Kind != nn.KindPerformer || nn.FittedFamily(cfg.Model.FeatureMap) || !IsNative(cfg.Backend) {
+			return nil, errors.New("train: --analog needs a performer with favor+ or simrf features on the native engine (--backend cpu)")
+		}
 	}
 	dataBytes, err := j.dataBytes(cfg.Model.Length)
 	if err != nil {
@@ -179,9 +203,39 @@ func (j *Job) Run(ctx context.Context) (*JobReport, error) {
 			trainX = final
 		}
 		rep.Majority = majority(trainX, final)
+		if j.Analog != "" {
+			if err := j.evaluateAnalog(tr, rep, trainX, final); err != nil {
+				return nil, err
+			}
+		}
 	}
 	rep.Wall = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// evaluateAnalog adds the analog evaluation of final to rep, calibrated on
+// the first training examples (calib: the training set, or final itself
+// for an evaluation without one).
+func (j *Job) evaluateAnalog(tr *Trainer, rep *JobReport, calib, final []Example) error {
+	var hw analog.Config
+	switch j.Analog {
+	case "ideal":
+		hw = analog.Ideal()
+	case "pcm":
+		hw = analog.PCM(j.AnalogSeed)
+	default:
+		return fmt.Errorf("train: unknown analog hardware %q (want ideal or pcm)", j.Analog)
+	}
+	n := j.AnalogCalibration
+	if n <= 0 {
+		n = 64
+	}
+	acc, loss, err := tr.EvaluateAnalog(final, AnalogConfig{Hardware: hw, Calibration: calib[:min(n, len(calib))]})
+	if err != nil {
+		return err
+	}
+	rep.Analog, rep.AnalogAcc, rep.AnalogLoss = j.Analog, acc, loss
+	return nil
 }
 
 // majority returns the accuracy on test of the most frequent class of
@@ -418,6 +472,10 @@ func (r *JobReport) Render(w io.Writer) error {
 		of = "its largest class share"
 	}
 	fmt.Fprintf(tw, "test accuracy\t%.4f (loss %.4f; majority class %.4f, %s)\n", r.TestAcc, r.TestLoss, r.Majority, of)
+	if r.Analog != "" {
+		fmt.Fprintf(tw, "analog test accuracy\t%.4f (loss %.4f; FAVOR+ projections on emulated %s crossbars; %+.4f against digital)\n",
+			r.AnalogAcc, r.AnalogLoss, r.Analog, r.AnalogAcc-r.TestAcc)
+	}
 	fmt.Fprintf(tw, "wall time\t%.1f s\n", r.Wall)
 	return tw.Flush()
 }

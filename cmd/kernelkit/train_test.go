@@ -311,3 +311,41 @@ func TestTrainListOpsMin(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainAnalog trains a tiny performer, evaluates it with its FAVOR+
+// projections on emulated PCM crossbars (--analog), and refuses the
+// hardware names and models the analog evaluation cannot take, each with
+// one line.
+func TestTrainAnalog(t *testing.T) {
+	base := []string{"--task", "listops", "--model", "performer", "--length", "16", "--width", "8", "--depth", "1",
+		"--heads", "2", "--features", "4", "--n-train", "32", "--n-eval", "0", "--n-test", "16", "--batch", "8",
+		"--warmup", "1", "--steps", "3"}
+	out, err := runTrain(t, append(base, "--analog", "pcm", "--analog-calibration", "8", "--json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Analog    string   `json:"analog"`
+		AnalogAcc *float64 `json:"analog_test_accuracy"`
+		AnalogLos *float64 `json:"analog_test_loss"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if rep.Analog != "pcm" || rep.AnalogLos == nil || *rep.AnalogLos <= 0 {
+		t.Errorf("report %s lacks the analog evaluation", out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--analog", "rram"}, "unknown analog hardware"},
+		{[]string{"--analog", "ideal", "--model", "tnn", "--rpe-hidden", "4"}, "needs a performer"},
+		{[]string{"--analog", "ideal", "--feature-map", "oprf"}, "needs a performer with favor+ or simrf"},
+	} {
+		_, err := runTrain(t, append(append([]string(nil), base...), c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: error %v, want one line with %q", c.args, err, c.want)
+		}
+	}
+}
