@@ -117,9 +117,6 @@ func rowAffineBackward[T Float](gs *gradScratch[T], dx []T, accumulate bool, dy,
 // or overflow by math.Exp).
 func exp32(x float32) float32 { return vmath.Exp32(x) }
 
-// exp32Normal is exp32 for x in (−86.5, 88).
-func exp32Normal(x float32) float32 { return vmath.Exp32Normal(x) }
-
 // expSlice replaces every element of x by its exponential (float32 by
 // vmath.Exp32Slice: exp32, eight at a time with AVX2; float64 by math.Exp).
 func expSlice[T Float](x []T) {

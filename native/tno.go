@@ -5,9 +5,7 @@ import (
 	"math"
 	"sync"
 
-	"gonum.org/v1/gonum/dsp/fourier"
-
-	"github.com/kernelkit/kernelkit/internal/parallel"
+	"github.com/kernelkit/kernelkit/fft"
 	"github.com/kernelkit/kernelkit/nn"
 )
 
@@ -193,7 +191,10 @@ type fdTNO[T Float] struct {
 	coef   []T
 	dk     []T
 	toep   *toeplitzFFT[T]
-	work   []fftWork // the FFT form's per-worker transforms
+	// The FFT form's transform of the response to the coefficients (size
+	// 2n over the e channels) and its buffers.
+	fp        fft.Plan[T]
+	sig, spec []T
 }
 
 // newFDTNO returns the fd-tnn mixer of cfg on e channels under scope.
@@ -271,14 +272,15 @@ func (t *fdTNO[T]) lagWeight(k int) float64 {
 	return 2
 }
 
-// fdWorkers returns per-worker inverse FFTs of size 2n.
-func (t *fdTNO[T]) fdWorkers() []fftWork {
-	w := parallel.Workers((t.e + channelChunk - 1) / channelChunk)
-	for len(t.work) < w {
-		m := 2 * t.n
-		t.work = append(t.work, fftWork{f: fourier.NewFFT(m), re: make([]float64, m), spec: make([]complex128, t.n+1)})
+// fdPlan returns the batched real FFT of size 2n over the e channels
+// and its signal (e×2n) and spectrum (e×(n+1) complex) buffers.
+func (t *fdTNO[T]) fdPlan() (fft.Plan[T], []T, []T) {
+	if t.fp == nil {
+		t.fp = fft.New[T](2*t.n, t.e)
+		t.sig = fft.Make[T](2 * t.n * t.e)
+		t.spec = fft.Make[T](2 * (t.n + 1) * t.e)
 	}
-	return t.work
+	return t.fp, t.sig, t.spec
 }
 
 // coefByFFT sets t.coef to the coefficients of the response k ((n+1)×e
@@ -292,24 +294,26 @@ func (t *fdTNO[T]) coefByFFT(k []T) {
 	if !t.causal {
 		out = 2 * e
 	}
-	ws := t.fdWorkers()
-	inv := 1 / float64(2*n)
-	chunks(e, channelChunk, func(w, lo, hi int) {
-		wk := &ws[w]
-		for c := lo; c < hi; c++ {
-			for m := 0; m <= n; m++ {
-				var b float64
-				if !t.causal && m > 0 && m < n {
-					b = float64(k[m*out+e+c])
-				}
-				wk.spec[m] = complex(float64(k[m*out+c]), b)
+	fp, sig, spec := t.fdPlan()
+	nb := n + 1
+	for c := 0; c < e; c++ {
+		sp := spec[2*c*nb : 2*(c+1)*nb]
+		for m := 0; m <= n; m++ {
+			var b T
+			if !t.causal && m > 0 && m < n {
+				b = k[m*out+e+c]
 			}
-			wk.f.Sequence(wk.re, wk.spec)
-			for l := -(n - 1); l < n; l++ {
-				t.coef[(l+n-1)*e+c] = T(t.lagWeight(l) * wk.re[(l+2*n)%(2*n)] * inv)
-			}
+			sp[2*m], sp[2*m+1] = k[m*out+c], b
 		}
-	})
+	}
+	fp.Inverse(sig, spec)
+	inv := 1 / float64(2*n)
+	for c := 0; c < e; c++ {
+		re := sig[2*n*c : 2*n*(c+1)]
+		for l := -(n - 1); l < n; l++ {
+			t.coef[(l+n-1)*e+c] = T(t.lagWeight(l) * float64(re[(l+2*n)%(2*n)]) * inv)
+		}
+	}
 }
 
 // coefGradByFFT sets t.dk to the gradient of the response for the
@@ -322,33 +326,34 @@ func (t *fdTNO[T]) coefGradByFFT(dc []T) {
 	if !t.causal {
 		out = 2 * e
 	}
-	ws := t.fdWorkers()
+	fp, sig, spec := t.fdPlan()
+	for c := 0; c < e; c++ {
+		re := sig[2*n*c : 2*n*(c+1)]
+		re[n] = 0
+		for l := -(n - 1); l < n; l++ {
+			re[(l+2*n)%(2*n)] = T(t.lagWeight(l)) * dc[(l+n-1)*e+c]
+		}
+	}
+	fp.Forward(spec, sig)
 	inv := 1 / float64(2*n)
-	chunks(e, channelChunk, func(w, lo, hi int) {
-		wk := &ws[w]
-		for c := lo; c < hi; c++ {
-			wk.re[n] = 0
-			for l := -(n - 1); l < n; l++ {
-				wk.re[(l+2*n)%(2*n)] = t.lagWeight(l) * float64(dc[(l+n-1)*e+c])
+	nb := n + 1
+	for c := 0; c < e; c++ {
+		sp := spec[2*c*nb : 2*(c+1)*nb]
+		for m := 0; m <= n; m++ {
+			wm := 2.0
+			if m == 0 || m == n {
+				wm = 1
 			}
-			wk.f.Coefficients(wk.spec, wk.re)
-			for m := 0; m <= n; m++ {
-				x := wk.spec[m]
-				wm := 2.0
-				if m == 0 || m == n {
-					wm = 1
+			t.dk[m*out+c] = T(wm * float64(sp[2*m]) * inv)
+			if !t.causal {
+				var b float64
+				if m > 0 && m < n {
+					b = 2 * float64(sp[2*m+1]) * inv
 				}
-				t.dk[m*out+c] = T(wm * real(x) * inv)
-				if !t.causal {
-					var b float64
-					if m > 0 && m < n {
-						b = 2 * imag(x) * inv
-					}
-					t.dk[m*out+e+c] = T(b)
-				}
+				t.dk[m*out+e+c] = T(b)
 			}
 		}
-	})
+	}
 }
 
 // skiTNO is the token mixer of ski-tnn (nn.SKIPlan.SKI): the sparse

@@ -3,8 +3,6 @@ package native
 import (
 	"os"
 
-	"gonum.org/v1/gonum/dsp/fourier"
-
 	"github.com/kernelkit/kernelkit/fft"
 	"github.com/kernelkit/kernelkit/internal/parallel"
 )
@@ -39,14 +37,6 @@ type toeplitzFFT[T Float] struct {
 	plan                *dftPlan[T]
 	kd, xd, dyd, wd, sd []T
 	us, vs, pqs         []T // per-sequence scratch of the transforms
-}
-
-// fftWork is one worker's single-channel transform and scratch space
-// (fdTNO's coefficient transforms).
-type fftWork struct {
-	f    *fourier.FFT
-	re   []float64
-	spec []complex128
 }
 
 // toeplitzForce forces the form of new Toeplitz products for the tests:
