@@ -27,12 +27,15 @@
 # unchanged, e.g. L=2000 WIDTH=128 DEPTH=4 STEPS=5000 on an XLA backend
 # (BACKEND=xla:cuda, with the XLA backend linked in; MAXMEM=40GiB raises
 # train's memory budget, default 8 GiB, which such sizes exceed).
-# Usage: scripts/train_replications.sh listops|long|adapters OUTDIR
+#   analog   a performer on ListOps evaluated with its FAVOR+ projections on
+#            emulated analog crossbars (ideal and PCM, ANALOG_SEEDS).
+#
+# Usage: scripts/train_replications.sh listops|long|adapters|analog OUTDIR
 # KERNELKIT names the binary (default: go build ./cmd/kernelkit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-what=${1:?usage: $0 listops|long|adapters OUTDIR}
-out=${2:?usage: $0 listops|long|adapters OUTDIR}
+what=${1:?usage: $0 listops|long|adapters|analog OUTDIR}
+out=${2:?usage: $0 listops|long|adapters|analog OUTDIR}
 mkdir -p "$out"
 L=${L:-128} WIDTH=${WIDTH:-32} DEPTH=${DEPTH:-2} STEPS=${STEPS:-600} BATCH=${BATCH:-16}
 LR=${LR:-1e-3} WARMUP=${WARMUP:-60} NTRAIN=${NTRAIN:-2000} SEED=${SEED:-1}
@@ -93,6 +96,30 @@ adapters)
   done
   echo "== reference: full training on recall"
   "$kk" train --task recall --pairs 4 --model transformer --steps "$STEPS" "${common[@]}" --json > "$out/recall-full.json"
+  ;;
+analog)
+  # The analog paper's attention on chip (Table I): a performer trained on
+  # ListOps (ANALOG_CKPT names an existing checkpoint instead), then its
+  # test set evaluated with the FAVOR+ projections of every layer on
+  # emulated crossbars: ideal (INT8 inputs only) and PCM (programming
+  # noise, drift, read noise, 8-bit ADC) with ANALOG_SEEDS (default 1..5).
+  # The generated sets are written to OUTDIR/data (LRA TSV) for the
+  # evaluations; with ANALOG_CKPT, ANALOG_DATA names the directory of the
+  # sets that model was trained on.
+  ck=${ANALOG_CKPT:-$out/analog-performer.ckpt}
+  data=${ANALOG_DATA:-$out/data}
+  if [ -z "${ANALOG_CKPT:-}" ]; then
+    echo "== train performer (L=$L, width $WIDTH, depth $DEPTH, $STEPS steps)"
+    "$kk" train --task listops --model performer --steps "$STEPS" "${common[@]}" --features "${FEATURES:-32}" \
+      --redraw 100 --checkpoint "$ck" --checkpoint-every 100 --n-test "${NTEST:-2000}" --write-data "$data" \
+      --json > "$out/analog-train.json"
+  fi
+  ev=(--evaluate --checkpoint "$ck" --train "$data/listops_train.tsv" --test "$data/listops_test.tsv" --max-memory 16GiB)
+  "$kk" train "${ev[@]}" --analog ideal --json > "$out/analog-ideal.json"
+  for s in ${ANALOG_SEEDS:-1 2 3 4 5}; do
+    "$kk" train "${ev[@]}" --analog pcm --analog-seed "$s" --json > "$out/analog-pcm-s$s.json"
+  done
+  echo "load $(cut -d' ' -f1-3 /proc/loadavg)"
   ;;
 *)
   echo "unknown replication $what" >&2
