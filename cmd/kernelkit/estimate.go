@@ -10,7 +10,7 @@ import (
 
 	"github.com/kernelkit/kernelkit/report"
 	"github.com/kernelkit/kernelkit/sampler"
-	"github.com/kernelkit/kernelkit/study"
+	"github.com/kernelkit/kernelkit/study/hrf"
 )
 
 type estimateOptions struct {
@@ -46,7 +46,7 @@ func newEstimate() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&o.study, "study", "", "angle, data, clustered, softmax or zoo (default: data with --data, else angle)")
 	fl.StringVar(&o.data, "data", "", "CSV data set for --study data (label column dropped)")
-	fl.StringSliceVar(&o.estimators, "estimator", study.EstimateDefaultEstimators(), "estimators: trig, positive, hyperbolic, angular, gaussian, bipolar, clustered, simrf, oprf, sderf, aderf")
+	fl.StringSliceVar(&o.estimators, "estimator", hrf.DefaultEstimators(), "estimators: trig, positive, hyperbolic, angular, gaussian, bipolar, clustered, simrf, oprf, sderf, aderf")
 	fl.StringVar(&o.sampler, "sampler", "iid", "projection sampler: iid, orf, sorf, halton, truncated")
 	fl.IntVar(&o.features, "features", 0, "feature budget D (default 128 for angle, 512 for data and softmax)")
 	fl.IntVar(&o.draws, "draws", 0, "independent draws of each map (default 1000 for angle, 50 otherwise, 20 for clustered)")
@@ -161,7 +161,7 @@ func (o *estimateOptions) compute(cmd *cobra.Command, smp sampler.Sampler, updat
 	ctx := cmd.Context()
 	switch o.study {
 	case "angle":
-		res, err := study.EstimateAngles(ctx, study.EstimateAnglesConfig{Estimators: o.estimators, Sampler: smp,
+		res, err := hrf.Angles(ctx, hrf.AnglesConfig{Estimators: o.estimators, Sampler: smp,
 			Features: o.features, Draws: o.draws, Seed: o.seed}, update)
 		if err != nil {
 			return nil, nil, nil, err
@@ -172,7 +172,7 @@ func (o *estimateOptions) compute(cmd *cobra.Command, smp sampler.Sampler, updat
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		res, err := study.EstimateData(ctx, study.EstimateDataConfig{X: ds.X, Estimators: o.estimators, Sampler: smp,
+		res, err := hrf.Data(ctx, hrf.DataConfig{X: ds.X, Estimators: o.estimators, Sampler: smp,
 			Features: o.features, Draws: o.draws, Pairs: o.pairs, Norms: o.norms, Seed: o.seed}, update)
 		if err != nil {
 			return nil, nil, nil, err
@@ -184,13 +184,13 @@ func (o *estimateOptions) compute(cmd *cobra.Command, smp sampler.Sampler, updat
 	case "zoo":
 		return o.zoo(cmd, update)
 	case "clustered":
-		res, err := study.EstimateClustered(ctx, study.EstimateClusteredConfig{Sampler: smp, Draws: o.draws, Seed: o.seed}, update)
+		res, err := hrf.Clustered(ctx, hrf.ClusteredConfig{Sampler: smp, Draws: o.draws, Seed: o.seed}, update)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		return res.Table(), res.Rows, res.Plot(), nil
 	default: // "softmax", checked by validate
-		res, err := study.SoftmaxSampling(ctx, study.SoftmaxSamplingConfig{Estimators: o.estimators, Sampler: smp,
+		res, err := hrf.SoftmaxSampling(ctx, hrf.SoftmaxSamplingConfig{Estimators: o.estimators, Sampler: smp,
 			Dim: o.d, Norms: o.norms, Seed: o.seed}, update)
 		if err != nil {
 			return nil, nil, nil, err

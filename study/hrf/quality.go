@@ -1,4 +1,4 @@
-package study
+package hrf
 
 import (
 	"errors"
@@ -25,7 +25,7 @@ func SoftmaxQuality(p features.Pair, q, c *mat.Dense) (w1, ks, negFrac float64, 
 	nq, d := q.Dims()
 	nc, dc := c.Dims()
 	if d != dc || nq == 0 || nc == 0 {
-		return 0, 0, 0, fmt.Errorf("study: queries %d×%d and classes %d×%d do not match", nq, d, nc, dc)
+		return 0, 0, 0, fmt.Errorf("hrf: queries %d×%d and classes %d×%d do not match", nq, d, nc, dc)
 	}
 	est, err := features.Matrix(p, q, c)
 	if err != nil {
@@ -54,7 +54,7 @@ func SoftmaxQuality(p features.Pair, q, c *mat.Dense) (w1, ks, negFrac float64, 
 			}
 		}
 		if za == 0 || math.IsNaN(za) || math.IsInf(za, 0) {
-			return 0, 0, 0, errors.New("study: approximate softmax normaliser is zero or not finite")
+			return 0, 0, 0, errors.New("hrf: approximate softmax normaliser is zero or not finite")
 		}
 		var cp, ca, wi, ki float64
 		for j := range e {

@@ -1,4 +1,4 @@
-package study
+package hrf
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 	"github.com/kernelkit/kernelkit/sampler"
 )
 
-func TestEstimateNames(t *testing.T) {
+func TestResolveEstimators(t *testing.T) {
 	reg := catalog.Default()
 	for _, c := range []struct {
 		in, label, entry string
@@ -32,7 +32,7 @@ func TestEstimateNames(t *testing.T) {
 		{"rbf", "", "", false}, // a map, but not of the softmax kernel
 		{"magic", "", "", false},
 	} {
-		got, err := estimateNames(reg, []string{c.in})
+		got, err := resolveEstimators(reg, []string{c.in})
 		if (err == nil) != c.ok {
 			t.Errorf("%q: error %v, want ok=%v", c.in, err, c.ok)
 			continue
@@ -44,33 +44,33 @@ func TestEstimateNames(t *testing.T) {
 			t.Errorf("%q: error %q does not name the problem", c.in, err)
 		}
 	}
-	def, err := estimateNames(reg, nil)
+	def, err := resolveEstimators(reg, nil)
 	if err != nil || len(def) != 3 || def[0].entry != "trig" || def[1].entry != "positive" || def[2].entry != "angular" {
 		t.Errorf("default estimators %+v, %v", def, err)
 	}
 }
 
-func TestEstimateConfigsValidate(t *testing.T) {
+func TestConfigsValidate(t *testing.T) {
 	x := mat.NewDense(3, 2, []float64{1, 2, 3, 4, 5, 6})
 	for _, c := range []struct {
 		name string
 		err  error
 		want string
 	}{
-		{"angle features", EstimateAnglesConfig{Features: 0, Draws: 2}.Validate(), "feature budget"},
-		{"angle draws", EstimateAnglesConfig{Features: 8, Draws: 1}.Validate(), "at least 2 draws"},
-		{"angle clustered", EstimateAnglesConfig{Features: 8, Draws: 2, Estimators: []string{"clustered"}}.Validate(), "no clusters"},
-		{"angle estimator", EstimateAnglesConfig{Features: 8, Draws: 2, Estimators: []string{"cosine"}}.Validate(), "unknown estimator"},
-		{"data nil", EstimateDataConfig{Features: 8, Draws: 2, Pairs: 1, Norms: []float64{1}}.Validate(), "no data"},
-		{"data rows", EstimateDataConfig{X: mat.NewDense(1, 2, nil), Features: 8, Draws: 2, Pairs: 1, Norms: []float64{1}}.Validate(), "at least 2 rows"},
-		{"data pairs", EstimateDataConfig{X: x, Features: 8, Draws: 2, Pairs: 0, Norms: []float64{1}}.Validate(), "pairs"},
-		{"data huge pairs", EstimateDataConfig{X: x, Features: 8, Draws: 2, Pairs: 1 << 40, Norms: []float64{1}}.Validate(), "pairs"},
-		{"data norms", EstimateDataConfig{X: x, Features: 8, Draws: 2, Pairs: 1, Norms: []float64{-1}}.Validate(), "norms"},
-		{"data no norms", EstimateDataConfig{X: x, Features: 8, Draws: 2, Pairs: 1}.Validate(), "norms"},
-		{"data inf norm", EstimateDataConfig{X: x, Features: 8, Draws: 2, Pairs: 1, Norms: []float64{math.Inf(1)}}.Validate(), "norms"},
-		{"clustered draws", EstimateClusteredConfig{Draws: 0}.Validate(), "draw"},
-		{"clustered pairs", EstimateClusteredConfig{Draws: 1, Pairs: -1}.Validate(), "pairs"},
-		{"clustered features", EstimateClusteredConfig{Draws: 1, Features: []int{0}}.Validate(), "features"},
+		{"angle features", AnglesConfig{Features: 0, Draws: 2}.Validate(), "feature budget"},
+		{"angle draws", AnglesConfig{Features: 8, Draws: 1}.Validate(), "at least 2 draws"},
+		{"angle clustered", AnglesConfig{Features: 8, Draws: 2, Estimators: []string{"clustered"}}.Validate(), "no clusters"},
+		{"angle estimator", AnglesConfig{Features: 8, Draws: 2, Estimators: []string{"cosine"}}.Validate(), "unknown estimator"},
+		{"data nil", DataConfig{Features: 8, Draws: 2, Pairs: 1, Norms: []float64{1}}.Validate(), "no data"},
+		{"data rows", DataConfig{X: mat.NewDense(1, 2, nil), Features: 8, Draws: 2, Pairs: 1, Norms: []float64{1}}.Validate(), "at least 2 rows"},
+		{"data pairs", DataConfig{X: x, Features: 8, Draws: 2, Pairs: 0, Norms: []float64{1}}.Validate(), "pairs"},
+		{"data huge pairs", DataConfig{X: x, Features: 8, Draws: 2, Pairs: 1 << 40, Norms: []float64{1}}.Validate(), "pairs"},
+		{"data norms", DataConfig{X: x, Features: 8, Draws: 2, Pairs: 1, Norms: []float64{-1}}.Validate(), "norms"},
+		{"data no norms", DataConfig{X: x, Features: 8, Draws: 2, Pairs: 1}.Validate(), "norms"},
+		{"data inf norm", DataConfig{X: x, Features: 8, Draws: 2, Pairs: 1, Norms: []float64{math.Inf(1)}}.Validate(), "norms"},
+		{"clustered draws", ClusteredConfig{Draws: 0}.Validate(), "draw"},
+		{"clustered pairs", ClusteredConfig{Draws: 1, Pairs: -1}.Validate(), "pairs"},
+		{"clustered features", ClusteredConfig{Draws: 1, Features: []int{0}}.Validate(), "features"},
 		{"softmax dim", SoftmaxSamplingConfig{Dim: 0, Norms: []float64{1}}.Validate(), "dimension"},
 		{"softmax budget", SoftmaxSamplingConfig{Dim: 4, Norms: []float64{1}, Features: []int{-3}}.Validate(), "budget"},
 		{"softmax norms", SoftmaxSamplingConfig{Dim: 4}.Validate(), "norms"},
@@ -79,35 +79,35 @@ func TestEstimateConfigsValidate(t *testing.T) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, c.err, c.want)
 		}
 	}
-	if err := (EstimateAnglesConfig{Features: 8, Draws: 2}).Validate(); err != nil {
+	if err := (AnglesConfig{Features: 8, Draws: 2}).Validate(); err != nil {
 		t.Errorf("valid angle config: %v", err)
 	}
 }
 
-// TestEstimateAngles checks the pointwise study against what the theory
+// TestAngles checks the pointwise study against what the theory
 // says exactly: trigonometric features are exact for x = y (θ = 0),
 // positive features for x = −y (θ = π), the angular hybrid at both ends,
 // and each is far off at the end where the other is exact.
-func TestEstimateAngles(t *testing.T) {
+func TestAngles(t *testing.T) {
 	var calls, last int
-	res, err := EstimateAngles(context.Background(), EstimateAnglesConfig{
+	res, err := Angles(context.Background(), AnglesConfig{
 		Estimators: []string{"trig", "positive", "angular"}, Features: 64, Draws: 20, Seed: 1,
 	}, func(done, _ int) { calls, last = calls+1, done })
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := len(estimateAnglesRadii) * EstimateAnglesSteps
+	n := len(anglesRadii) * AnglesSteps
 	if len(res.Rows) != 3*n || calls != 3*20 || last != 60 {
 		t.Fatalf("%d rows (want %d), %d progress calls ending at %d (want 60)", len(res.Rows), 3*n, calls, last)
 	}
-	row := func(est string, r float64, step int) EstimateAnglesRow {
+	row := func(est string, r float64, step int) AnglesRow {
 		for _, x := range res.Rows {
 			if x.Estimator == est && x.R == r && math.Abs(x.Theta-math.Pi*float64(step)/12) < 1e-12 {
 				return x
 			}
 		}
 		t.Fatalf("no row %s r=%v step %d", est, r, step)
-		return EstimateAnglesRow{}
+		return AnglesRow{}
 	}
 	for _, x := range res.Rows {
 		want := math.Exp(x.R * x.R * math.Cos(x.Theta))
@@ -118,7 +118,7 @@ func TestEstimateAngles(t *testing.T) {
 			t.Errorf("%+v: bad percentiles or error", x)
 		}
 	}
-	for _, r := range estimateAnglesRadii {
+	for _, r := range anglesRadii {
 		for _, c := range []struct {
 			est        string
 			step       int
@@ -163,7 +163,7 @@ func TestEstimateAngles(t *testing.T) {
 		t.Errorf("table %d columns, %d rows", len(tb.Header), len(tb.Rows))
 	}
 	p := res.Plot()
-	if len(p.Series) != 3*len(estimateAnglesRadii) {
+	if len(p.Series) != 3*len(anglesRadii) {
 		t.Errorf("%d series", len(p.Series))
 	}
 	if err := p.Save(filepath.Join(t.TempDir(), "angle.png")); err != nil {
@@ -172,12 +172,12 @@ func TestEstimateAngles(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := EstimateAngles(ctx, EstimateAnglesConfig{Features: 8, Draws: 2}, nil); !errors.Is(err, context.Canceled) {
+	if _, err := Angles(ctx, AnglesConfig{Features: 8, Draws: 2}, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled study returned %v", err)
 	}
 }
 
-func estimateLetterRows(n int) *mat.Dense {
+func letterRows(n int) *mat.Dense {
 	idx := make([]int, n)
 	for i := range idx {
 		idx[i] = i
@@ -185,14 +185,14 @@ func estimateLetterRows(n int) *mat.Dense {
 	return data.Letter().Subset(idx).X
 }
 
-// TestEstimateData checks the data study on letter rows: finite errors,
+// TestData checks the data study on letter rows: finite errors,
 // the structure of the rows, and the variance reduction of orthogonal
 // random features (Yu et al. 2016): with D/2 = d projections, ORF lowers
 // the MSE of the trigonometric estimator clearly below iid.
-func TestEstimateData(t *testing.T) {
-	x := estimateLetterRows(300)
-	run := func(smp sampler.Sampler) *EstimateDataResult {
-		res, err := EstimateData(context.Background(), EstimateDataConfig{X: x, Estimators: []string{"trig", "favor+", "clustered"},
+func TestData(t *testing.T) {
+	x := letterRows(300)
+	run := func(smp sampler.Sampler) *DataResult {
+		res, err := Data(context.Background(), DataConfig{X: x, Estimators: []string{"trig", "favor+", "clustered"},
 			Sampler: smp, Features: 32, Draws: 40, Pairs: 100, Norms: []float64{1, 1.5}, Seed: 1}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -232,11 +232,11 @@ func TestEstimateData(t *testing.T) {
 	}
 }
 
-// TestEstimateClustered checks the clustered-data study at reduced size:
+// TestClustered checks the clustered-data study at reduced size:
 // every MSE is finite and inside its [min, max], and for every estimator
 // the MSE falls roughly as 1/m (at least threefold from m = 20 to 200).
-func TestEstimateClustered(t *testing.T) {
-	res, err := EstimateClustered(context.Background(), EstimateClusteredConfig{Draws: 4, Seed: 1, Features: []int{20, 200}, Pairs: 300}, nil)
+func TestClustered(t *testing.T) {
+	res, err := Clustered(context.Background(), ClusteredConfig{Draws: 4, Seed: 1, Features: []int{20, 200}, Pairs: 300}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,27 +270,27 @@ func TestEstimateClustered(t *testing.T) {
 	}
 }
 
-// TestEstimateClusteredData checks the synthetic data of HRF App. H.3:
+// TestClusteredData checks the synthetic data of HRF App. H.3:
 // shapes, cluster centres of norm 1 and SM(x, y) within [e⁻¹·², e¹·²].
-func TestEstimateClusteredData(t *testing.T) {
-	x, y, err := EstimateClusteredData(1, 3)
+func TestClusteredData(t *testing.T) {
+	x, y, err := ClusteredData(1, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, c := x.Dims(); r != 2*EstimateClusteredPoints || c != EstimateClusteredDim {
+	if r, c := x.Dims(); r != 2*ClusteredPoints || c != ClusteredDim {
 		t.Fatalf("x is %d×%d", r, c)
 	}
 	// The noise has norm about 0.1σ, so rows have norm 1 ± 0.2.
 	for _, m := range []*mat.Dense{x, y} {
-		for i := 0; i < 2*EstimateClusteredPoints; i += 97 {
+		for i := 0; i < 2*ClusteredPoints; i += 97 {
 			row := m.RawRowView(i)
 			if nr := math.Sqrt(floats.Dot(row, row)); math.Abs(nr-1) > 0.2 {
 				t.Errorf("row %d has norm %v", i, nr)
 			}
 		}
 	}
-	for i := 0; i < 2*EstimateClusteredPoints; i += 37 {
-		if ip := floats.Dot(x.RawRowView(i), y.RawRowView((i*7)%(2*EstimateClusteredPoints))); math.Abs(ip) > 1.2 {
+	for i := 0; i < 2*ClusteredPoints; i += 37 {
+		if ip := floats.Dot(x.RawRowView(i), y.RawRowView((i*7)%(2*ClusteredPoints))); math.Abs(ip) > 1.2 {
 			t.Errorf("xᵀy = %v outside [−1.2, 1.2]", ip)
 		}
 	}
@@ -326,8 +326,8 @@ func TestSoftmaxSampling(t *testing.T) {
 	}
 }
 
-func ExampleEstimateAngles() {
-	res, err := EstimateAngles(context.Background(), EstimateAnglesConfig{
+func ExampleAngles() {
+	res, err := Angles(context.Background(), AnglesConfig{
 		Estimators: []string{"trig", "positive"}, Features: 64, Draws: 10, Seed: 1,
 	}, nil)
 	if err != nil {

@@ -1,4 +1,4 @@
-package study
+package hrf
 
 import (
 	"context"
@@ -34,21 +34,21 @@ import (
 // are FLOP-matched to D (hybrid.MatchFLOPs) and the clustered hybrid uses
 // per-pair projections sized to D.
 
-// EstimateDefaultEstimators returns the estimators the estimation studies
+// DefaultEstimators returns the estimators the estimation studies
 // compare when a configuration names none: trig, positive and angular.
-func EstimateDefaultEstimators() []string { return []string{"trig", "positive", "angular"} }
+func DefaultEstimators() []string { return []string{"trig", "positive", "angular"} }
 
-// estimateName is an estimator of a study: the label of its rows (the name
+// namedEstimator is an estimator of a study: the label of its rows (the name
 // as given) and its canonical catalog name.
-type estimateName struct {
+type namedEstimator struct {
 	label, entry string
 }
 
-// estimateNames resolves estimator names to catalog maps of the softmax
-// kernel; nil names mean EstimateDefaultEstimators.
-func estimateNames(reg *features.Registry, names []string) ([]estimateName, error) {
+// resolveEstimators resolves estimator names to catalog maps of the softmax
+// kernel; nil names mean DefaultEstimators.
+func resolveEstimators(reg *features.Registry, names []string) ([]namedEstimator, error) {
 	if len(names) == 0 {
-		names = EstimateDefaultEstimators()
+		names = DefaultEstimators()
 	}
 	var known []string
 	for _, n := range reg.Names() {
@@ -56,44 +56,44 @@ func estimateNames(reg *features.Registry, names []string) ([]estimateName, erro
 			known = append(known, e.Name)
 		}
 	}
-	out := make([]estimateName, len(names))
+	out := make([]namedEstimator, len(names))
 	for i, n := range names {
 		e, err := reg.Lookup(n)
 		if err != nil || e.Kernel != "softmax" {
-			return nil, fmt.Errorf("study: unknown estimator %.40q (want %s)", n, strings.Join(known, ", "))
+			return nil, fmt.Errorf("hrf: unknown estimator %.40q (want %s)", n, strings.Join(known, ", "))
 		}
-		out[i] = estimateName{label: strings.TrimSpace(n), entry: e.Name}
+		out[i] = namedEstimator{label: strings.TrimSpace(n), entry: e.Name}
 	}
 	return out, nil
 }
 
-// estimateCheck validates the settings the estimation studies share.
-func estimateCheck(budget, draws, minDraws int) error {
-	if err := limits.Dim("study: the feature budget", budget); err != nil {
+// checkBudget validates the settings the estimation studies share.
+func checkBudget(budget, draws, minDraws int) error {
+	if err := limits.Dim("hrf: the feature budget", budget); err != nil {
 		return err
 	}
 	if draws < minDraws {
-		return fmt.Errorf("study: need at least %d draws, got %d", minDraws, draws)
+		return fmt.Errorf("hrf: need at least %d draws, got %d", minDraws, draws)
 	}
 	return nil
 }
 
-// estimateNorms checks a list of positive, finite norms.
-func estimateNorms(norms []float64) error {
+// checkNorms checks a list of positive, finite norms.
+func checkNorms(norms []float64) error {
 	if len(norms) == 0 {
-		return errors.New("study: no norms given")
+		return errors.New("hrf: no norms given")
 	}
 	for _, r := range norms {
 		if !(r > 0) || math.IsInf(r, 0) {
-			return fmt.Errorf("study: norms must be positive and finite, got %v", r)
+			return fmt.Errorf("hrf: norms must be positive and finite, got %v", r)
 		}
 	}
 	return nil
 }
 
-// estimateProgress returns a function that reports progress if progress is
+// progressFunc returns a function that reports progress if progress is
 // not nil.
-func estimateProgress(progress func(done, total int), total int) func(done int) {
+func progressFunc(progress func(done, total int), total int) func(done int) {
 	return func(done int) {
 		if progress != nil {
 			progress(done, total)
@@ -101,8 +101,8 @@ func estimateProgress(progress func(done, total int), total int) func(done int) 
 	}
 }
 
-// estimateMSE returns the mean squared difference of est and exact.
-func estimateMSE(est, exact []float64) float64 {
+// meanSquaredError returns the mean squared difference of est and exact.
+func meanSquaredError(est, exact []float64) float64 {
 	var mse float64
 	for i, v := range est {
 		mse += (v - exact[i]) * (v - exact[i])
@@ -110,8 +110,8 @@ func estimateMSE(est, exact []float64) float64 {
 	return mse / float64(len(est))
 }
 
-// estimateScaleRows scales every non-zero row of x to Euclidean norm r.
-func estimateScaleRows(x *mat.Dense, r float64) {
+// scaleRows scales every non-zero row of x to Euclidean norm r.
+func scaleRows(x *mat.Dense, r float64) {
 	n, _ := x.Dims()
 	for i := 0; i < n; i++ {
 		row := x.RawRowView(i)
@@ -127,19 +127,19 @@ func estimateScaleRows(x *mat.Dense, r float64) {
 
 // Sizes of the angle study.
 const (
-	// EstimateAnglesDim is the input dimension d of the angle study.
-	EstimateAnglesDim = 64
-	// EstimateAnglesSteps is the number of angles θ = 0, π/12, …, π.
-	EstimateAnglesSteps = 13
+	// AnglesDim is the input dimension d of the angle study.
+	AnglesDim = 64
+	// AnglesSteps is the number of angles θ = 0, π/12, …, π.
+	AnglesSteps = 13
 )
 
-// estimateAnglesRadii are the common input norms r of the angle study.
-var estimateAnglesRadii = []float64{1, 1.25, 1.5}
+// anglesRadii are the common input norms r of the angle study.
+var anglesRadii = []float64{1, 1.25, 1.5}
 
-// EstimateAnglesConfig configures EstimateAngles.
-type EstimateAnglesConfig struct {
+// AnglesConfig configures Angles.
+type AnglesConfig struct {
 	// Estimators are catalog names of softmax-kernel estimators (nil:
-	// EstimateDefaultEstimators). The clustered estimator has no centres here and
+	// DefaultEstimators). The clustered estimator has no centres here and
 	// is rejected.
 	Estimators []string `json:"estimators"`
 	// Sampler draws the projections (nil: sampler.Default()).
@@ -153,28 +153,28 @@ type EstimateAnglesConfig struct {
 }
 
 // Validate checks the configuration.
-func (c EstimateAnglesConfig) Validate() error {
-	if err := estimateCheck(c.Features, c.Draws, 2); err != nil {
+func (c AnglesConfig) Validate() error {
+	if err := checkBudget(c.Features, c.Draws, 2); err != nil {
 		return err
 	}
-	if _, err := limits.Matrix("study: the estimates", len(estimateAnglesRadii)*EstimateAnglesSteps, c.Draws); err != nil {
+	if _, err := limits.Matrix("hrf: the estimates", len(anglesRadii)*AnglesSteps, c.Draws); err != nil {
 		return err
 	}
-	names, err := estimateNames(catalog.Default(), c.Estimators)
+	names, err := resolveEstimators(catalog.Default(), c.Estimators)
 	if err != nil {
 		return err
 	}
 	for _, nm := range names {
 		if nm.entry == "clustered" {
-			return errors.New("study: the angle study has no clusters for the clustered estimator")
+			return errors.New("hrf: the angle study has no clusters for the clustered estimator")
 		}
 	}
 	return nil
 }
 
-// EstimateAnglesRow is the estimate of SM(x, y) for one estimator at one pair of
+// AnglesRow is the estimate of SM(x, y) for one estimator at one pair of
 // inputs of norm R at angle Theta, over the draws of the map.
-type EstimateAnglesRow struct {
+type AnglesRow struct {
 	R         float64 `json:"r"`
 	Theta     float64 `json:"theta"`
 	Estimator string  `json:"estimator"`
@@ -189,10 +189,10 @@ type EstimateAnglesRow struct {
 	RelError float64 `json:"rel_error"`
 }
 
-// EstimateAnglesResult is the result of EstimateAngles.
-type EstimateAnglesResult struct {
+// AnglesResult is the result of Angles.
+type AnglesResult struct {
 	// Rows are ordered by estimator, then radius, then angle.
-	Rows []EstimateAnglesRow
+	Rows []AnglesRow
 	// Estimators are the estimator names as given, in the order of Rows.
 	Estimators []string
 	Sampler    string
@@ -200,23 +200,23 @@ type EstimateAnglesResult struct {
 	Draws      int
 }
 
-// EstimateAngles measures the pointwise estimation of SM(x, y) = exp(xᵀy)
+// Angles measures the pointwise estimation of SM(x, y) = exp(xᵀy)
 // for inputs of the same norm r ∈ {1, 1.25, 1.5} in R^64 at angles θ from 0 to
 // π (HRF Fig. 2/5): the true value, the 5th-95th percentile of the
 // estimates over Draws independent maps and the relative error √MSE/SM.
 // The plain maps use D features, the hybrids are FLOP-matched to D, the
 // bipolar hybrid is tuned to the norm 1.25.
-func EstimateAngles(ctx context.Context, cfg EstimateAnglesConfig, progress func(done, total int)) (*EstimateAnglesResult, error) {
+func Angles(ctx context.Context, cfg AnglesConfig, progress func(done, total int)) (*AnglesResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	reg := catalog.Default()
-	names, err := estimateNames(reg, cfg.Estimators)
+	names, err := resolveEstimators(reg, cfg.Estimators)
 	if err != nil {
 		return nil, err
 	}
 	smp := sampler.Or(cfg.Sampler)
-	const d = EstimateAnglesDim
+	const d = AnglesDim
 	// Same-length vectors at angle θ in a fixed plane spanned by u and v.
 	u := make([]float64, d)
 	v := make([]float64, d)
@@ -224,12 +224,12 @@ func EstimateAngles(ctx context.Context, cfg EstimateAnglesConfig, progress func
 		u[k] = math.Sin(float64(k+1) * 1.3)
 		v[k] = math.Cos(float64(k+1) * 0.7)
 	}
-	estimateOrthonormalise(u, v)
+	orthonormalise(u, v)
 	var x, y []float64
 	var meta [][2]float64
-	for _, r := range estimateAnglesRadii {
-		for i := 0; i < EstimateAnglesSteps; i++ {
-			th := math.Pi * float64(i) / float64(EstimateAnglesSteps-1)
+	for _, r := range anglesRadii {
+		for i := 0; i < AnglesSteps; i++ {
+			th := math.Pi * float64(i) / float64(AnglesSteps-1)
 			for k := 0; k < d; k++ {
 				x = append(x, r*u[k])
 				y = append(y, r*(math.Cos(th)*u[k]+math.Sin(th)*v[k]))
@@ -239,8 +239,8 @@ func EstimateAngles(ctx context.Context, cfg EstimateAnglesConfig, progress func
 	}
 	n := len(meta)
 	xm, ym := mat.NewDense(n, d, x), mat.NewDense(n, d, y)
-	res := &EstimateAnglesResult{Sampler: smp.Name(), Features: cfg.Features, Draws: cfg.Draws}
-	tick := estimateProgress(progress, len(names)*cfg.Draws)
+	res := &AnglesResult{Sampler: smp.Name(), Features: cfg.Features, Draws: cfg.Draws}
+	tick := progressFunc(progress, len(names)*cfg.Draws)
 	done := 0
 	for _, name := range names {
 		res.Estimators = append(res.Estimators, name.label)
@@ -274,7 +274,7 @@ func EstimateAngles(ctx context.Context, cfg EstimateAnglesConfig, progress func
 				mse += (v - tv) * (v - tv)
 			}
 			mse /= float64(cfg.Draws)
-			res.Rows = append(res.Rows, EstimateAnglesRow{R: meta[i][0], Theta: meta[i][1], Estimator: name.label, Dim: dim, True: tv,
+			res.Rows = append(res.Rows, AnglesRow{R: meta[i][0], Theta: meta[i][1], Estimator: name.label, Dim: dim, True: tv,
 				P5:       stat.Quantile(0.05, stat.Empirical, est[i], nil),
 				P95:      stat.Quantile(0.95, stat.Empirical, est[i], nil),
 				RelError: math.Sqrt(mse) / tv})
@@ -283,9 +283,9 @@ func EstimateAngles(ctx context.Context, cfg EstimateAnglesConfig, progress func
 	return res, nil
 }
 
-// estimateOrthonormalise makes u a unit vector and v the unit vector of its
+// orthonormalise makes u a unit vector and v the unit vector of its
 // component orthogonal to u (one Gram-Schmidt step).
-func estimateOrthonormalise(u, v []float64) {
+func orthonormalise(u, v []float64) {
 	nu := math.Sqrt(floats.Dot(u, u))
 	for i := range u {
 		u[i] /= nu
@@ -301,7 +301,7 @@ func estimateOrthonormalise(u, v []float64) {
 }
 
 // perEstimator returns the number of rows per estimator.
-func (r *EstimateAnglesResult) perEstimator() int {
+func (r *AnglesResult) perEstimator() int {
 	if len(r.Estimators) == 0 {
 		return 0
 	}
@@ -310,10 +310,10 @@ func (r *EstimateAnglesResult) perEstimator() int {
 
 // Table returns the relative errors as a table: one line per (r, θ), one
 // column per estimator, and the best estimator of the line.
-func (r *EstimateAnglesResult) Table() *report.Table {
+func (r *AnglesResult) Table() *report.Table {
 	t := &report.Table{
 		Title: fmt.Sprintf("pointwise softmax-kernel estimation, d=%d, same-length inputs, %d draws, budget %d features (%s); hybrids FLOP-matched",
-			EstimateAnglesDim, r.Draws, r.Features, r.Sampler),
+			AnglesDim, r.Draws, r.Features, r.Sampler),
 		Header: []string{"r", "θ/π", "SM(x,y)"},
 	}
 	for _, nm := range r.Estimators {
@@ -339,7 +339,7 @@ func (r *EstimateAnglesResult) Table() *report.Table {
 
 // Render writes the table and, per estimator, its feature dimension and
 // largest relative error.
-func (r *EstimateAnglesResult) Render(w io.Writer) error {
+func (r *AnglesResult) Render(w io.Writer) error {
 	if err := r.Table().Render(w); err != nil {
 		return err
 	}
@@ -358,7 +358,7 @@ func (r *EstimateAnglesResult) Render(w io.Writer) error {
 
 // Plot returns the relative error against θ/π, one line per estimator and
 // radius, on a log scale (exact zeros, below 1e-12, are left out).
-func (r *EstimateAnglesResult) Plot() *report.Plot {
+func (r *AnglesResult) Plot() *report.Plot {
 	p := &report.Plot{
 		Title:      "softmax kernel: empirical relative error vs angle",
 		XLabel:     "θ / π",
@@ -369,7 +369,7 @@ func (r *EstimateAnglesResult) Plot() *report.Plot {
 	}
 	n := r.perEstimator()
 	for k, nm := range r.Estimators {
-		for _, rad := range estimateAnglesRadii {
+		for _, rad := range anglesRadii {
 			s := report.Series{Name: fmt.Sprintf("%s, r=%.2f", nm, rad), Points: true}
 			for _, row := range r.Rows[k*n : (k+1)*n] {
 				if row.R == rad && row.RelError > 1e-12 {
@@ -383,12 +383,12 @@ func (r *EstimateAnglesResult) Plot() *report.Plot {
 	return p
 }
 
-// EstimateDataConfig configures EstimateData.
-type EstimateDataConfig struct {
+// DataConfig configures Data.
+type DataConfig struct {
 	// X holds the data rows (no label column); at least 2.
 	X *mat.Dense `json:"-"`
 	// Estimators are catalog names of softmax-kernel estimators (nil:
-	// EstimateDefaultEstimators).
+	// DefaultEstimators).
 	Estimators []string `json:"estimators"`
 	// Sampler draws the projections (nil: sampler.Default()).
 	Sampler sampler.Sampler `json:"-"`
@@ -406,33 +406,33 @@ type EstimateDataConfig struct {
 }
 
 // Validate checks the configuration.
-func (c EstimateDataConfig) Validate() error {
+func (c DataConfig) Validate() error {
 	if c.X == nil {
-		return errors.New("study: no data rows given")
+		return errors.New("hrf: no data rows given")
 	}
 	n, d := c.X.Dims()
 	if n < 2 {
-		return fmt.Errorf("study: the data study needs at least 2 rows, got %d", n)
+		return fmt.Errorf("hrf: the data study needs at least 2 rows, got %d", n)
 	}
-	if err := estimateCheck(c.Features, c.Draws, 2); err != nil {
+	if err := checkBudget(c.Features, c.Draws, 2); err != nil {
 		return err
 	}
 	if c.Pairs <= 0 {
-		return fmt.Errorf("study: the number of pairs must be positive, got %d", c.Pairs)
+		return fmt.Errorf("hrf: the number of pairs must be positive, got %d", c.Pairs)
 	}
-	if _, err := limits.Matrix("study: the pairs", c.Pairs, d); err != nil {
+	if _, err := limits.Matrix("hrf: the pairs", c.Pairs, d); err != nil {
 		return err
 	}
-	if err := estimateNorms(c.Norms); err != nil {
+	if err := checkNorms(c.Norms); err != nil {
 		return err
 	}
-	_, err := estimateNames(catalog.Default(), c.Estimators)
+	_, err := resolveEstimators(catalog.Default(), c.Estimators)
 	return err
 }
 
-// EstimateDataRow is the MSE of one estimator on the pairs of rows scaled to one
+// DataRow is the MSE of one estimator on the pairs of rows scaled to one
 // norm, over the draws of the map.
-type EstimateDataRow struct {
+type DataRow struct {
 	Estimator string  `json:"estimator"`
 	Sampler   string  `json:"sampler"`
 	Features  int     `json:"features"`
@@ -448,28 +448,28 @@ type EstimateDataRow struct {
 	MeanAngle float64 `json:"mean_angle"`
 }
 
-// EstimateDataResult is the result of EstimateData.
-type EstimateDataResult struct {
+// DataResult is the result of Data.
+type DataResult struct {
 	// Rows are ordered by norm, then estimator.
-	Rows     []EstimateDataRow
+	Rows     []DataRow
 	Sampler  string
 	Features int
 	Draws    int
 	Pairs    int
 }
 
-// EstimateData measures the estimation of SM(x, y) on random pairs of
+// Data measures the estimation of SM(x, y) on random pairs of
 // distinct data rows (HRF Table 1): the columns are standardised and each
 // row scaled to norm r; for each estimator the MSE over the pairs is
 // averaged over Draws independent maps (mean and standard deviation). The
 // clustered estimator uses k-means centres (k = 2) of the scaled rows for
 // both queries and keys.
-func EstimateData(ctx context.Context, cfg EstimateDataConfig, progress func(done, total int)) (*EstimateDataResult, error) {
+func Data(ctx context.Context, cfg DataConfig, progress func(done, total int)) (*DataResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	reg := catalog.Default()
-	names, err := estimateNames(reg, cfg.Estimators)
+	names, err := resolveEstimators(reg, cfg.Estimators)
 	if err != nil {
 		return nil, err
 	}
@@ -486,11 +486,11 @@ func EstimateData(ctx context.Context, cfg EstimateDataConfig, progress func(don
 			ib[i]++
 		}
 	}
-	res := &EstimateDataResult{Sampler: smp.Name(), Features: cfg.Features, Draws: cfg.Draws, Pairs: pairs}
-	tick := estimateProgress(progress, len(cfg.Norms)*len(names)*cfg.Draws)
+	res := &DataResult{Sampler: smp.Name(), Features: cfg.Features, Draws: cfg.Draws, Pairs: pairs}
+	tick := progressFunc(progress, len(cfg.Norms)*len(names)*cfg.Draws)
 	done := 0
 	for _, r := range cfg.Norms {
-		z, err := estimateStandardise(cfg.X, r)
+		z, err := standardise(cfg.X, r)
 		if err != nil {
 			return nil, err
 		}
@@ -513,7 +513,7 @@ func EstimateData(ctx context.Context, cfg EstimateDataConfig, progress func(don
 			}
 		}
 		for _, nm := range names {
-			row := EstimateDataRow{Estimator: nm.label, Sampler: smp.Name(), Features: cfg.Features, Norm: r, Pairs: pairs,
+			row := DataRow{Estimator: nm.label, Sampler: smp.Name(), Features: cfg.Features, Norm: r, Pairs: pairs,
 				Draws: cfg.Draws, MeanAngle: angle}
 			mses := make([]float64, 0, cfg.Draws)
 			for s := 0; s < cfg.Draws; s++ {
@@ -530,7 +530,7 @@ func EstimateData(ctx context.Context, cfg EstimateDataConfig, progress func(don
 				if err != nil {
 					return nil, err
 				}
-				mses = append(mses, estimateMSE(e, exact))
+				mses = append(mses, meanSquaredError(e, exact))
 				done++
 				tick(done)
 			}
@@ -541,9 +541,9 @@ func EstimateData(ctx context.Context, cfg EstimateDataConfig, progress func(don
 	return res, nil
 }
 
-// estimateStandardise standardises the columns of x and scales each
+// standardise standardises the columns of x and scales each
 // non-zero row to norm r.
-func estimateStandardise(x *mat.Dense, r float64) (*mat.Dense, error) {
+func standardise(x *mat.Dense, r float64) (*mat.Dense, error) {
 	s, err := data.FitScaler(x)
 	if err != nil {
 		return nil, err
@@ -552,13 +552,13 @@ func estimateStandardise(x *mat.Dense, r float64) (*mat.Dense, error) {
 	if err != nil {
 		return nil, err
 	}
-	estimateScaleRows(z, r)
+	scaleRows(z, r)
 	return z, nil
 }
 
 // Table returns one line per norm and estimator: mean angle, feature
 // dimension, MSE and its standard deviation over draws.
-func (r *EstimateDataResult) Table() *report.Table {
+func (r *DataResult) Table() *report.Table {
 	t := &report.Table{
 		Title: fmt.Sprintf("softmax-kernel MSE on %d random pairs of rows (standardised, scaled to norm r), %d draws, budget D=%d, %s",
 			r.Pairs, r.Draws, r.Features, r.Sampler),
@@ -573,20 +573,20 @@ func (r *EstimateDataResult) Table() *report.Table {
 
 // Sizes of the clustered-data study (HRF App. H.3).
 const (
-	// EstimateClusteredDim is the input dimension of the clustered data.
-	EstimateClusteredDim = 50
-	// EstimateClusteredPoints is the number of points of each cluster.
-	EstimateClusteredPoints = 1000
+	// ClusteredDim is the input dimension of the clustered data.
+	ClusteredDim = 50
+	// ClusteredPoints is the number of points of each cluster.
+	ClusteredPoints = 1000
 )
 
-// estimateClusteredFeatures are the default feature counts m of the clustered study.
-var estimateClusteredFeatures = []int{20, 50, 80, 100, 120, 150, 200}
+// clusteredFeatures are the default feature counts m of the clustered study.
+var clusteredFeatures = []int{20, 50, 80, 100, 120, 150, 200}
 
-// estimateClusteredSigmas are the noise scales σ of the clustered study.
-var estimateClusteredSigmas = []float64{1, math.Sqrt(10)}
+// clusteredSigmas are the noise scales σ of the clustered study.
+var clusteredSigmas = []float64{1, math.Sqrt(10)}
 
-// EstimateClusteredConfig configures EstimateClustered.
-type EstimateClusteredConfig struct {
+// ClusteredConfig configures Clustered.
+type ClusteredConfig struct {
 	// Sampler draws the projections (nil: sampler.Default()).
 	Sampler sampler.Sampler `json:"-"`
 	// Draws is the number of independent draws of each estimator.
@@ -601,30 +601,30 @@ type EstimateClusteredConfig struct {
 }
 
 // Validate checks the configuration.
-func (c EstimateClusteredConfig) Validate() error {
+func (c ClusteredConfig) Validate() error {
 	if c.Draws < 1 {
-		return fmt.Errorf("study: need at least 1 draw, got %d", c.Draws)
+		return fmt.Errorf("hrf: need at least 1 draw, got %d", c.Draws)
 	}
 	if c.Pairs < 0 {
-		return fmt.Errorf("study: the number of pairs must not be negative, got %d", c.Pairs)
+		return fmt.Errorf("hrf: the number of pairs must not be negative, got %d", c.Pairs)
 	}
-	if _, err := limits.Matrix("study: the pairs", c.Pairs, EstimateClusteredDim); err != nil {
+	if _, err := limits.Matrix("hrf: the pairs", c.Pairs, ClusteredDim); err != nil {
 		return err
 	}
-	if _, err := limits.Matrix("study: the MSEs", len(estimateClusteredSigmas)*len(c.Features), c.Draws); err != nil {
+	if _, err := limits.Matrix("hrf: the MSEs", len(clusteredSigmas)*len(c.Features), c.Draws); err != nil {
 		return err
 	}
 	for _, m := range c.Features {
-		if err := limits.Dim("study: the number of features", m); err != nil {
+		if err := limits.Dim("hrf: the number of features", m); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// EstimateClusteredRow is the MSE of one estimator with m features on one data
+// ClusteredRow is the MSE of one estimator with m features on one data
 // configuration, over the draws.
-type EstimateClusteredRow struct {
+type ClusteredRow struct {
 	// Config names the data: "σ=1" or "σ=3.16".
 	Config    string `json:"config"`
 	Features  int    `json:"features"`
@@ -636,27 +636,27 @@ type EstimateClusteredRow struct {
 	Max float64 `json:"max"`
 }
 
-// EstimateClusteredResult is the result of EstimateClustered.
-type EstimateClusteredResult struct {
+// ClusteredResult is the result of Clustered.
+type ClusteredResult struct {
 	// Rows are ordered by σ, then m, then estimator.
-	Rows  []EstimateClusteredRow
+	Rows  []ClusteredRow
 	Pairs int
 	Draws int
 }
 
-// EstimateClustered compares, on synthetic clustered data (HRF App. H.1,
-// data as in App. H.3, see EstimateClusteredData), the clustered hybrid estimator
+// Clustered compares, on synthetic clustered data (HRF App. H.1,
+// data as in App. H.3, see ClusteredData), the clustered hybrid estimator
 // ("hybrid-cluster": k-means with k = 2 on queries and keys, real diagonal
 // A of Eq. 88, zero-one λ, m/2 projections per cluster pair) with FAVOR+
 // ("positive") and trigonometric features of m features, by the MSE of
 // SM(x, y) over random pairs, for σ = 1 and σ = √10.
-func EstimateClustered(ctx context.Context, cfg EstimateClusteredConfig, progress func(done, total int)) (*EstimateClusteredResult, error) {
+func Clustered(ctx context.Context, cfg ClusteredConfig, progress func(done, total int)) (*ClusteredResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	ms := cfg.Features
 	if ms == nil {
-		ms = estimateClusteredFeatures
+		ms = clusteredFeatures
 	}
 	npairs := cfg.Pairs
 	if npairs == 0 {
@@ -664,13 +664,13 @@ func EstimateClustered(ctx context.Context, cfg EstimateClusteredConfig, progres
 	}
 	smp := sampler.Or(cfg.Sampler)
 	reg := catalog.Default()
-	const d = EstimateClusteredDim
+	const d = ClusteredDim
 	estimators := []string{"hybrid-cluster", "positive", "trig"}
-	res := &EstimateClusteredResult{Pairs: npairs, Draws: cfg.Draws}
-	tick := estimateProgress(progress, len(estimateClusteredSigmas)*len(ms)*len(estimators)*cfg.Draws)
+	res := &ClusteredResult{Pairs: npairs, Draws: cfg.Draws}
+	tick := progressFunc(progress, len(clusteredSigmas)*len(ms)*len(estimators)*cfg.Draws)
 	done := 0
-	for _, sigma := range estimateClusteredSigmas {
-		x, y, err := EstimateClusteredData(sigma, cfg.Seed)
+	for _, sigma := range clusteredSigmas {
+		x, y, err := ClusteredData(sigma, cfg.Seed)
 		if err != nil {
 			return nil, err
 		}
@@ -715,12 +715,12 @@ func EstimateClustered(ctx context.Context, cfg EstimateClusteredConfig, progres
 					if err != nil {
 						return nil, err
 					}
-					mses = append(mses, estimateMSE(e, exact))
+					mses = append(mses, meanSquaredError(e, exact))
 					done++
 					tick(done)
 				}
 				sort.Float64s(mses)
-				res.Rows = append(res.Rows, EstimateClusteredRow{Config: label, Features: m, Estimator: nm,
+				res.Rows = append(res.Rows, ClusteredRow{Config: label, Features: m, Estimator: nm,
 					MSE: stat.Mean(mses, nil), Min: mses[0], Max: mses[len(mses)-1]})
 			}
 		}
@@ -728,15 +728,15 @@ func EstimateClustered(ctx context.Context, cfg EstimateClusteredConfig, progres
 	return res, nil
 }
 
-// EstimateClusteredData returns synthetic clustered data after HRF App. H.3: two
+// ClusteredData returns synthetic clustered data after HRF App. H.3: two
 // query clusters around rotations O₁X₀, O₂X₀ and two key clusters around
 // O₃Y₀, O₄Y₀ in R^50 (X₀, Y₀ random of norm 1, O random orthogonal),
-// EstimateClusteredPoints points each, Gaussian noise of norm about 0.1σ
+// ClusteredPoints points each, Gaussian noise of norm about 0.1σ
 // (per-coordinate standard deviation 0.1σ/√50). The paper does not give
 // the scale of X₀ against σ; this choice keeps SM(x, y) in [e⁻¹·², e¹·²].
-// Queries x and keys y have 2·EstimateClusteredPoints rows each.
-func EstimateClusteredData(sigma float64, seed uint64) (x, y *mat.Dense, err error) {
-	const d, per = EstimateClusteredDim, EstimateClusteredPoints
+// Queries x and keys y have 2·ClusteredPoints rows each.
+func ClusteredData(sigma float64, seed uint64) (x, y *mat.Dense, err error) {
+	const d, per = ClusteredDim, ClusteredPoints
 	unit := func(s uint64) (*mat.Dense, error) {
 		v, err := sampler.Gaussian{}.Sample(1, d, s)
 		if err != nil {
@@ -793,10 +793,10 @@ func EstimateClusteredData(sigma float64, seed uint64) (x, y *mat.Dense, err err
 }
 
 // Table returns one line per data configuration, m and estimator.
-func (r *EstimateClusteredResult) Table() *report.Table {
+func (r *ClusteredResult) Table() *report.Table {
 	t := &report.Table{
 		Title: fmt.Sprintf("clustered data (HRF App. H.1): 2+2 Gaussian clusters of %d points in R^%d (centres of norm 1, noise norm 0.1σ), k-means k=2, real diagonal A (Eq. 88), zero-one λ; MSE over %d pairs, %d draws",
-			EstimateClusteredPoints, EstimateClusteredDim, r.Pairs, r.Draws),
+			ClusteredPoints, ClusteredDim, r.Pairs, r.Draws),
 		Header: []string{"data", "m", "estimator", "mean MSE", "[min, max]"},
 	}
 	for _, row := range r.Rows {
@@ -807,7 +807,7 @@ func (r *EstimateClusteredResult) Table() *report.Table {
 
 // Plot returns the mean MSE against m, one line per data configuration and
 // estimator, on a log scale.
-func (r *EstimateClusteredResult) Plot() *report.Plot {
+func (r *ClusteredResult) Plot() *report.Plot {
 	p := &report.Plot{
 		Title:    "clustered data: MSE vs features",
 		XLabel:   "features m",
@@ -844,7 +844,7 @@ var softmaxSamplingFeatures = []int{64, 128, 256, 512}
 // SoftmaxSamplingConfig configures SoftmaxSampling.
 type SoftmaxSamplingConfig struct {
 	// Estimators are catalog names of softmax-kernel estimators (nil:
-	// EstimateDefaultEstimators); the clustered estimator is skipped.
+	// DefaultEstimators); the clustered estimator is skipped.
 	Estimators []string `json:"estimators"`
 	// Sampler draws the projections (nil: sampler.Default()).
 	Sampler sampler.Sampler `json:"-"`
@@ -860,21 +860,21 @@ type SoftmaxSamplingConfig struct {
 
 // Validate checks the configuration.
 func (c SoftmaxSamplingConfig) Validate() error {
-	if err := limits.Dim("study: the embedding dimension", c.Dim); err != nil {
+	if err := limits.Dim("hrf: the embedding dimension", c.Dim); err != nil {
 		return err
 	}
-	if _, err := limits.Matrix("study: the class embeddings", SoftmaxSamplingClasses, c.Dim); err != nil {
+	if _, err := limits.Matrix("hrf: the class embeddings", SoftmaxSamplingClasses, c.Dim); err != nil {
 		return err
 	}
-	if err := estimateNorms(c.Norms); err != nil {
+	if err := checkNorms(c.Norms); err != nil {
 		return err
 	}
 	for _, D := range c.Features {
-		if err := limits.Dim("study: the feature budget", D); err != nil {
+		if err := limits.Dim("hrf: the feature budget", D); err != nil {
 			return err
 		}
 	}
-	_, err := estimateNames(catalog.Default(), c.Estimators)
+	_, err := resolveEstimators(catalog.Default(), c.Estimators)
 	return err
 }
 
@@ -909,11 +909,11 @@ func SoftmaxSampling(ctx context.Context, cfg SoftmaxSamplingConfig, progress fu
 		return nil, err
 	}
 	reg := catalog.Default()
-	all, err := estimateNames(reg, cfg.Estimators)
+	all, err := resolveEstimators(reg, cfg.Estimators)
 	if err != nil {
 		return nil, err
 	}
-	var names []estimateName
+	var names []namedEstimator
 	for _, nm := range all {
 		if nm.entry != "clustered" {
 			names = append(names, nm)
@@ -926,7 +926,7 @@ func SoftmaxSampling(ctx context.Context, cfg SoftmaxSamplingConfig, progress fu
 	smp := sampler.Or(cfg.Sampler)
 	d := cfg.Dim
 	res := &SoftmaxSamplingResult{Dim: d, Sampler: smp.Name()}
-	tick := estimateProgress(progress, len(cfg.Norms)*len(names)*len(budgets))
+	tick := progressFunc(progress, len(cfg.Norms)*len(names)*len(budgets))
 	done := 0
 	for _, r := range cfg.Norms {
 		q, err := sampler.Gaussian{}.Sample(SoftmaxSamplingQueries, d, cfg.Seed+1)
@@ -937,8 +937,8 @@ func SoftmaxSampling(ctx context.Context, cfg SoftmaxSamplingConfig, progress fu
 		if err != nil {
 			return nil, err
 		}
-		estimateScaleRows(q, r)
-		estimateScaleRows(c, r)
+		scaleRows(q, r)
+		scaleRows(c, r)
 		for _, nm := range names {
 			for _, D := range budgets {
 				if err := ctx.Err(); err != nil {
