@@ -12,7 +12,7 @@ import (
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/report"
 	"github.com/kernelkit/kernelkit/sampler"
-	"github.com/kernelkit/kernelkit/study"
+	"github.com/kernelkit/kernelkit/study/aimc"
 )
 
 type analogOptions struct {
@@ -84,7 +84,7 @@ func runAnalog(cmd *cobra.Command, o *analogOptions) error {
 	ctx := cmd.Context()
 	hw := analog.PCM(o.seed)
 	hw.TInference = o.tInference
-	rep := &study.AnalogReport{Hardware: hw}
+	rep := &aimc.Report{Hardware: hw}
 	if !o.noRidge {
 		var smps []sampler.Sampler
 		for _, name := range o.samplers {
@@ -102,7 +102,7 @@ func runAnalog(cmd *cobra.Command, o *analogOptions) error {
 				return err
 			}
 			update, finish := progress(name)
-			rows, err := study.AnalogRidge(ctx, study.AnalogRidgeConfig{Name: name, Train: train, Test: test,
+			rows, err := aimc.Ridge(ctx, aimc.RidgeConfig{Name: name, Train: train, Test: test,
 				Kernels: o.kernels, Samplers: smps, Ratios: o.ratios, Seeds: o.seeds, Lambda: o.lambda, Hardware: hw, Seed: o.seed}, update)
 			finish()
 			if err != nil {
@@ -113,16 +113,16 @@ func runAnalog(cmd *cobra.Command, o *analogOptions) error {
 	}
 	var err error
 	if !o.noAttention {
-		if rep.Attention, err = study.AnalogAttention(ctx, study.AnalogAttentionConfig{Hardware: hw, Seed: o.seed}, nil); err != nil {
+		if rep.Attention, err = aimc.Attention(ctx, aimc.AttentionConfig{Hardware: hw, Seed: o.seed}, nil); err != nil {
 			return err
 		}
 	}
 	if !o.noCost {
-		rep.CostCases = study.AnalogCostCases()
+		rep.CostCases = aimc.CostCases()
 		if o.costL > 0 && o.costD > 0 && o.costM > 0 {
 			rep.CostCases = append(rep.CostCases, [3]int{o.costL, o.costD, o.costM})
 		}
-		if rep.Cost, err = study.AnalogCost(rep.CostCases); err != nil {
+		if rep.Cost, err = aimc.Cost(rep.CostCases); err != nil {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-package study
+package aimc
 
 import (
 	"bytes"
@@ -14,9 +14,9 @@ import (
 	"github.com/kernelkit/kernelkit/sampler"
 )
 
-// analogLetter returns rows [0, n) of the embedded letter data split at
+// letterSplit returns rows [0, n) of the embedded letter data split at
 // row ntrain.
-func analogLetter(t *testing.T, n, ntrain int) (train, test *data.Dataset) {
+func letterSplit(t *testing.T, n, ntrain int) (train, test *data.Dataset) {
 	t.Helper()
 	idx := make([]int, n)
 	for i := range idx {
@@ -29,18 +29,18 @@ func analogLetter(t *testing.T, n, ntrain int) (train, test *data.Dataset) {
 	return train, test
 }
 
-func analogRidgeConfig(t *testing.T, hw analog.Config) AnalogRidgeConfig {
-	train, test := analogLetter(t, 600, 400)
-	return AnalogRidgeConfig{Name: "letter600", Train: train, Test: test, Kernels: []string{"arccos0", "rbf"},
+func ridgeConfig(t *testing.T, hw analog.Config) RidgeConfig {
+	train, test := letterSplit(t, 600, 400)
+	return RidgeConfig{Name: "letter600", Train: train, Test: test, Kernels: []string{"arccos0", "rbf"},
 		Samplers: []sampler.Sampler{sampler.Gaussian{}}, Ratios: []int{5}, Seeds: 1, Lambda: 0.5, Hardware: hw, Seed: 1}
 }
 
-// TestAnalogRidge checks the ridge study on a letter subset at D = 512:
+// TestRidge checks the ridge study on a letter subset at D = 512:
 // without noise (analog.Ideal: INT8 inputs only) the emulated chip
 // reproduces the fp64 accuracy and Gram error; with the PCM noise sources
 // its Gram error departs from fp64 several times further.
-func TestAnalogRidge(t *testing.T) {
-	dev := func(rows []AnalogRidgeRow) float64 {
+func TestRidge(t *testing.T) {
+	dev := func(rows []RidgeRow) float64 {
 		var s float64
 		for _, r := range rows {
 			s += math.Abs(r.GramHW-r.GramFP) / r.GramFP
@@ -48,7 +48,7 @@ func TestAnalogRidge(t *testing.T) {
 		return s / float64(len(rows))
 	}
 	var calls, last int
-	ideal, err := AnalogRidge(context.Background(), analogRidgeConfig(t, analog.Ideal()), func(done, total int) {
+	ideal, err := Ridge(context.Background(), ridgeConfig(t, analog.Ideal()), func(done, total int) {
 		calls++
 		last = done
 		if total != 2 {
@@ -65,7 +65,7 @@ func TestAnalogRidge(t *testing.T) {
 		t.Fatalf("%d rows, want 2", len(ideal))
 	}
 	for i, r := range ideal {
-		want := AnalogRidgeRow{Dataset: "letter600", Kernel: []string{"arccos0", "rbf"}[i], Sampler: "truncated", LogRatio: 5, Features: 16 << 5, Seeds: 1}
+		want := RidgeRow{Dataset: "letter600", Kernel: []string{"arccos0", "rbf"}[i], Sampler: "truncated", LogRatio: 5, Features: 16 << 5, Seeds: 1}
 		got := r
 		got.AccFP, got.AccHW, got.AccHWStd, got.GramFP, got.GramHW = 0, 0, 0, 0, 0
 		if got != want {
@@ -89,7 +89,7 @@ func TestAnalogRidge(t *testing.T) {
 	if d := dev(ideal); d > 0.02 {
 		t.Errorf("ideal hardware: Gram errors %.2f %% from fp64, want < 2 %%", 100*d)
 	}
-	pcm, err := AnalogRidge(context.Background(), analogRidgeConfig(t, analog.PCM(1)), nil)
+	pcm, err := Ridge(context.Background(), ridgeConfig(t, analog.PCM(1)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,40 +104,40 @@ func TestAnalogRidge(t *testing.T) {
 	}
 }
 
-func TestAnalogRidgeConfigErrors(t *testing.T) {
+func TestRidgeConfigErrors(t *testing.T) {
 	for _, c := range []struct {
-		edit func(*AnalogRidgeConfig)
+		edit func(*RidgeConfig)
 		want string
 	}{
-		{func(c *AnalogRidgeConfig) { c.Kernels = []string{"poly"} }, "unknown analog kernel"},
-		{func(c *AnalogRidgeConfig) { c.Seeds = 0 }, "seed"},
-		{func(c *AnalogRidgeConfig) { c.Lambda = math.NaN() }, "non-negative"},
-		{func(c *AnalogRidgeConfig) { c.Ratios = []int{-1} }, "out of range"},
-		{func(c *AnalogRidgeConfig) { c.Ratios = []int{40} }, "out of range"},
-		{func(c *AnalogRidgeConfig) { c.Samplers = []sampler.Sampler{nil} }, "nil"},
-		{func(c *AnalogRidgeConfig) { c.Test = nil }, "non-empty"},
-		{func(c *AnalogRidgeConfig) { c.Samplers = nil }, "at least one"},
+		{func(c *RidgeConfig) { c.Kernels = []string{"poly"} }, "unknown analog kernel"},
+		{func(c *RidgeConfig) { c.Seeds = 0 }, "seed"},
+		{func(c *RidgeConfig) { c.Lambda = math.NaN() }, "non-negative"},
+		{func(c *RidgeConfig) { c.Ratios = []int{-1} }, "out of range"},
+		{func(c *RidgeConfig) { c.Ratios = []int{40} }, "out of range"},
+		{func(c *RidgeConfig) { c.Samplers = []sampler.Sampler{nil} }, "nil"},
+		{func(c *RidgeConfig) { c.Test = nil }, "non-empty"},
+		{func(c *RidgeConfig) { c.Samplers = nil }, "at least one"},
 	} {
-		cfg := analogRidgeConfig(t, analog.Ideal())
+		cfg := ridgeConfig(t, analog.Ideal())
 		c.edit(&cfg)
-		if _, err := AnalogRidge(context.Background(), cfg, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := Ridge(context.Background(), cfg, nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want %q", err, c.want)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := AnalogRidge(ctx, analogRidgeConfig(t, analog.Ideal()), nil); !errors.Is(err, context.Canceled) {
+	if _, err := Ridge(ctx, ridgeConfig(t, analog.Ideal()), nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: error %v", err)
 	}
 }
 
-// TestAnalogAttention checks the FAVOR+ attention study at L = 128,
+// TestAttention checks the FAVOR+ attention study at L = 128,
 // d = 16: the error falls with m (like 1/√m: a factor 4 from m = 16 to
 // 256), the noiseless chip matches fp64 to 2 %, and PCM noise keeps it
 // within 10 %.
-func TestAnalogAttention(t *testing.T) {
-	run := func(hw analog.Config) []AnalogAttentionRow {
-		rows, err := AnalogAttention(context.Background(), AnalogAttentionConfig{Length: 128, Dim: 16, Features: []int{16, 256}, Hardware: hw, Seed: 1}, nil)
+func TestAttention(t *testing.T) {
+	run := func(hw analog.Config) []AttentionRow {
+		rows, err := Attention(context.Background(), AttentionConfig{Length: 128, Dim: 16, Features: []int{16, 256}, Hardware: hw, Seed: 1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,21 +161,21 @@ func TestAnalogAttention(t *testing.T) {
 			t.Errorf("m = %d PCM: HW error %.4f, fp64 %.4f", pcm[i].Features, pcm[i].RelHW, pcm[i].RelFP)
 		}
 	}
-	if _, err := AnalogAttention(context.Background(), AnalogAttentionConfig{Features: []int{0}}, nil); err == nil {
+	if _, err := Attention(context.Background(), AttentionConfig{Features: []int{0}}, nil); err == nil {
 		t.Error("m = 0 accepted")
 	}
-	if _, err := AnalogAttention(context.Background(), AnalogAttentionConfig{Length: 1 << 20}, nil); err == nil {
+	if _, err := Attention(context.Background(), AttentionConfig{Length: 1 << 20}, nil); err == nil {
 		t.Error("L = 2²⁰ (an L×L score matrix of 8 TiB) accepted")
 	}
 }
 
-func TestAnalogCost(t *testing.T) {
-	cases := append(AnalogCostCases(), [3]int{100, 10, 20})
-	cost, err := AnalogCost(cases)
+func TestCost(t *testing.T) {
+	cases := append(CostCases(), [3]int{100, 10, 20})
+	cost, err := Cost(cases)
 	if err != nil {
 		t.Fatal(err)
 	}
-	devs := AnalogCostDevices()
+	devs := CostDevices()
 	if len(cost) != len(cases)*len(devs) {
 		t.Fatalf("%d rows, want %d", len(cost), len(cases)*len(devs))
 	}
@@ -192,23 +192,23 @@ func TestAnalogCost(t *testing.T) {
 	if math.Abs(cost[0].LatencyMS-0.0170) > 5e-5 || math.Abs(cost[0].EnergyMJ-0.1100) > 5e-5 {
 		t.Errorf("AIMC cost %+v", cost[0])
 	}
-	if _, err := AnalogCost([][3]int{{0, 1, 1}}); err == nil {
+	if _, err := Cost([][3]int{{0, 1, 1}}); err == nil {
 		t.Error("L = 0 accepted")
 	}
 }
 
-// TestAnalogReportRender checks the text rendering against the CLI's
+// TestReportRender checks the text rendering against the CLI's
 // format.
-func TestAnalogReportRender(t *testing.T) {
-	rep := &AnalogReport{
-		Ridge: []AnalogRidgeRow{{Dataset: "letter", Kernel: "rbf", Sampler: "truncated", LogRatio: 1, Features: 32, Seeds: 2,
+func TestReportRender(t *testing.T) {
+	rep := &Report{
+		Ridge: []RidgeRow{{Dataset: "letter", Kernel: "rbf", Sampler: "truncated", LogRatio: 1, Features: 32, Seeds: 2,
 			AccFP: 0.5374, AccHW: 0.521, AccHWStd: 0.0325, GramFP: 0.5869, GramHW: 0.5871}},
-		Attention: []AnalogAttentionRow{{Features: 64, RelFP: 0.1161, RelHW: 0.1143}},
+		Attention: []AttentionRow{{Features: 64, RelFP: 0.1161, RelHW: 0.1143}},
 		CostCases: [][3]int{{100, 10, 20}},
 		Hardware:  analog.PCM(0),
 	}
 	var err error
-	if rep.Cost, err = AnalogCost(rep.CostCases); err != nil {
+	if rep.Cost, err = Cost(rep.CostCases); err != nil {
 		t.Fatal(err)
 	}
 	rep.Hardware.TInference = 100
@@ -239,15 +239,15 @@ projection cost (analog paper, Supplementary Table VIII model: 2·L·d·m operat
 	if p == nil || len(p.Series) != 2 || p.Series[0].Name != "letter rbf truncated fp64" || p.Series[1].Y[0] != 0.5871 {
 		t.Errorf("plot %+v", p)
 	}
-	if (&AnalogReport{}).Plot() != nil {
+	if (&Report{}).Plot() != nil {
 		t.Error("plot without ridge rows")
 	}
 }
 
-// ExampleAnalogCost prints the cost model of the analog paper's
+// ExampleCost prints the cost model of the analog paper's
 // Supplementary Table VIII for its first case.
-func ExampleAnalogCost() {
-	cost, err := AnalogCost(AnalogCostCases()[:1])
+func ExampleCost() {
+	cost, err := Cost(CostCases()[:1])
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,4 +1,4 @@
-package study
+package aimc
 
 import (
 	"bytes"
@@ -30,10 +30,10 @@ import (
 // (package analog, through the projector seam of package features), and the
 // projection cost model of its Supplementary Table VIII.
 
-// AnalogRidgeRow is one configuration of the ridge study on emulated
+// RidgeRow is one configuration of the ridge study on emulated
 // hardware: accuracies and Gram errors averaged over Seeds seeds, fp64
 // features against features whose projection ran on the emulated chip.
-type AnalogRidgeRow struct {
+type RidgeRow struct {
 	Dataset  string `json:"dataset"`
 	Kernel   string `json:"kernel"`
 	Sampler  string `json:"sampler"`
@@ -54,8 +54,8 @@ type AnalogRidgeRow struct {
 	GramHW float64 `json:"gram_error_hw"`
 }
 
-// AnalogRidgeConfig configures AnalogRidge.
-type AnalogRidgeConfig struct {
+// RidgeConfig configures Ridge.
+type RidgeConfig struct {
 	// Name labels the rows (the data set's name).
 	Name string
 	// Train and Test are labelled data sets (class indices) with the same
@@ -81,59 +81,59 @@ type AnalogRidgeConfig struct {
 	Seed uint64
 }
 
-// analogKernels maps the kernel names of the analog study to the catalog's
+// ridgeKernels maps the kernel names of the analog study to the catalog's
 // map names: "rbf" is the sin/cos form of the paper.
-var analogKernels = map[string]string{"rbf": "rbf/sincos", "arccos0": "arccos0"}
+var ridgeKernels = map[string]string{"rbf": "rbf/sincos", "arccos0": "arccos0"}
 
 // Validate reports whether the configuration can run.
-func (c AnalogRidgeConfig) Validate() error {
+func (c RidgeConfig) Validate() error {
 	if c.Train == nil || c.Test == nil || c.Train.Rows() == 0 || c.Test.Rows() == 0 {
-		return errors.New("study: analog ridge needs non-empty train and test sets")
+		return errors.New("aimc: analog ridge needs non-empty train and test sets")
 	}
 	if c.Train.Cols() != c.Test.Cols() {
-		return fmt.Errorf("study: analog ridge: train set has %d columns, test set %d", c.Train.Cols(), c.Test.Cols())
+		return fmt.Errorf("aimc: analog ridge: train set has %d columns, test set %d", c.Train.Cols(), c.Test.Cols())
 	}
 	if c.Test.Y == nil {
-		return errors.New("study: analog ridge: the test set has no labels")
+		return errors.New("aimc: analog ridge: the test set has no labels")
 	}
 	if len(c.Kernels) == 0 || len(c.Samplers) == 0 || len(c.Ratios) == 0 {
-		return errors.New("study: analog ridge needs at least one kernel, sampler and ratio")
+		return errors.New("aimc: analog ridge needs at least one kernel, sampler and ratio")
 	}
 	for _, k := range c.Kernels {
-		if _, ok := analogKernels[strings.TrimSpace(k)]; !ok {
-			return fmt.Errorf("study: unknown analog kernel %q (want rbf or arccos0)", k)
+		if _, ok := ridgeKernels[strings.TrimSpace(k)]; !ok {
+			return fmt.Errorf("aimc: unknown analog kernel %q (want rbf or arccos0)", k)
 		}
 	}
 	for i, s := range c.Samplers {
 		if s == nil {
-			return fmt.Errorf("study: analog ridge: sampler %d is nil", i)
+			return fmt.Errorf("aimc: analog ridge: sampler %d is nil", i)
 		}
 	}
 	d := c.Train.Cols()
 	for _, r := range c.Ratios {
 		if r < 0 || r > 30 || d<<r > limits.MaxDim {
-			return fmt.Errorf("study: analog ridge: log2(D/d) = %d out of range for d = %d", r, d)
+			return fmt.Errorf("aimc: analog ridge: log2(D/d) = %d out of range for d = %d", r, d)
 		}
 		if _, err := limits.Matrix("analog ridge features", max(c.Train.Rows(), c.Test.Rows()), d<<r); err != nil {
-			return fmt.Errorf("study: %w", err)
+			return fmt.Errorf("aimc: %w", err)
 		}
 	}
 	if c.Seeds < 1 {
-		return fmt.Errorf("study: analog ridge needs at least one seed, got %d", c.Seeds)
+		return fmt.Errorf("aimc: analog ridge needs at least one seed, got %d", c.Seeds)
 	}
 	if !(c.Lambda >= 0) {
-		return fmt.Errorf("study: ridge parameter must be non-negative, got %v", c.Lambda)
+		return fmt.Errorf("aimc: ridge parameter must be non-negative, got %v", c.Lambda)
 	}
 	return nil
 }
 
-// AnalogRidge trains ridge classifiers on exact (fp64) random features and
+// Ridge trains ridge classifiers on exact (fp64) random features and
 // evaluates them on the same features with the projection computed on the
 // emulated chip (analog paper, Fig. 2): for each kernel, sampler and ratio
 // D/d it reports test accuracies and Gram errors averaged over the seeds.
 // The chip is calibrated on the first 2000 standardised training rows.
 // Progress counts the (kernel, sampler, ratio, seed) runs.
-func AnalogRidge(ctx context.Context, cfg AnalogRidgeConfig, progress func(done, total int)) ([]AnalogRidgeRow, error) {
+func Ridge(ctx context.Context, cfg RidgeConfig, progress func(done, total int)) ([]RidgeRow, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func AnalogRidge(ctx context.Context, cfg AnalogRidgeConfig, progress func(done,
 	total := len(cfg.Kernels) * len(cfg.Samplers) * len(cfg.Ratios) * cfg.Seeds
 	done := 0
 	seeds := float64(cfg.Seeds)
-	var rows []AnalogRidgeRow
+	var rows []RidgeRow
 	for _, kn := range cfg.Kernels {
 		kn = strings.TrimSpace(kn)
 		opts := features.Options{InputDim: d}
@@ -178,7 +178,7 @@ func AnalogRidge(ctx context.Context, cfg AnalogRidgeConfig, progress func(done,
 			}
 			for _, r := range cfg.Ratios {
 				D := d << r
-				row := AnalogRidgeRow{Dataset: cfg.Name, Kernel: kn, Sampler: smp.Name(), LogRatio: r, Features: D, Seeds: cfg.Seeds}
+				row := RidgeRow{Dataset: cfg.Name, Kernel: kn, Sampler: smp.Name(), LogRatio: r, Features: D, Seeds: cfg.Seeds}
 				var accHW []float64
 				for s := 0; s < cfg.Seeds; s++ {
 					if err := ctx.Err(); err != nil {
@@ -187,7 +187,7 @@ func AnalogRidge(ctx context.Context, cfg AnalogRidgeConfig, progress func(done,
 					o := opts
 					o.Features, o.Sampler, o.Seed = D, smp, cfg.Seed+uint64(s)
 					what := fmt.Sprintf("analog ridge %s, %s/%s, D = %d, seed %d", cfg.Name, kn, smp.Name(), D, o.Seed)
-					mp, err := reg.Map(analogKernels[kn], o)
+					mp, err := reg.Map(ridgeKernels[kn], o)
 					if err != nil {
 						return nil, fmt.Errorf("%s: %w", what, err)
 					}
@@ -221,7 +221,7 @@ func AnalogRidge(ctx context.Context, cfg AnalogRidgeConfig, progress func(done,
 						return model.Accuracy(linear.Argmax(p), cfg.Test.Y), nil
 					}
 					if exactG == nil {
-						if exactG, err = analogExactGram(mp, xg); err != nil {
+						if exactG, err = exactGram(mp, xg); err != nil {
 							return nil, fmt.Errorf("%s: %w", what, err)
 						}
 					}
@@ -255,7 +255,7 @@ func AnalogRidge(ctx context.Context, cfg AnalogRidgeConfig, progress func(done,
 					row.GramFP += gFP / seeds
 					row.GramHW += gHW / seeds
 					done++
-					analogProgress(progress, done, total)
+					reportProgress(progress, done, total)
 				}
 				row.AccHW, row.AccHWStd = stat.MeanStdDev(accHW, nil)
 				if cfg.Seeds == 1 {
@@ -268,11 +268,11 @@ func AnalogRidge(ctx context.Context, cfg AnalogRidgeConfig, progress func(done,
 	return rows, nil
 }
 
-// analogExactGram returns the exact Gram matrix of t's kernel on the rows
+// exactGram returns the exact Gram matrix of t's kernel on the rows
 // of x. The ridge study computes it once per kernel and measures every map
 // against it: model.GramError, which recomputes it on each call, made the
 // default study 17 % slower.
-func analogExactGram(t features.Transformer, x *mat.Dense) (*mat.Dense, error) {
+func exactGram(t features.Transformer, x *mat.Dense) (*mat.Dense, error) {
 	ke, ok := t.(features.KernelEstimator)
 	if !ok {
 		return nil, fmt.Errorf("feature map %T has no exact kernel", t)
@@ -280,24 +280,24 @@ func analogExactGram(t features.Transformer, x *mat.Dense) (*mat.Dense, error) {
 	return kernel.Gram(ke.Kernel(), x, x)
 }
 
-func analogProgress(progress func(done, total int), done, total int) {
+func reportProgress(progress func(done, total int), done, total int) {
 	if progress != nil {
 		progress(done, total)
 	}
 }
 
-// AnalogAttentionRow is the relative Frobenius error of FAVOR+ attention
+// AttentionRow is the relative Frobenius error of FAVOR+ attention
 // against exact softmax attention, with the projection computed in fp64
 // and on the emulated chip.
-type AnalogAttentionRow struct {
+type AttentionRow struct {
 	Features int     `json:"features"`
 	RelFP    float64 `json:"rel_error_fp64"`
 	RelHW    float64 `json:"rel_error_hw"`
 }
 
-// AnalogAttentionConfig configures AnalogAttention. Zero values select the
+// AttentionConfig configures Attention. Zero values select the
 // "attention" entry of the analog paper's Supplementary Table III.
-type AnalogAttentionConfig struct {
+type AttentionConfig struct {
 	// Length is the sequence length L (default 1024).
 	Length int
 	// Dim is the model dimension d (default 64).
@@ -311,7 +311,7 @@ type AnalogAttentionConfig struct {
 	Seed uint64
 }
 
-func (c AnalogAttentionConfig) withDefaults() AnalogAttentionConfig {
+func (c AttentionConfig) withDefaults() AttentionConfig {
 	if c.Length == 0 {
 		c.Length = 1024
 	}
@@ -325,38 +325,38 @@ func (c AnalogAttentionConfig) withDefaults() AnalogAttentionConfig {
 }
 
 // Validate reports whether the configuration can run.
-func (c AnalogAttentionConfig) Validate() error {
+func (c AttentionConfig) Validate() error {
 	c = c.withDefaults()
 	if c.Length < 1 || c.Dim < 1 {
-		return fmt.Errorf("study: analog attention needs positive L and d, got %d and %d", c.Length, c.Dim)
+		return fmt.Errorf("aimc: analog attention needs positive L and d, got %d and %d", c.Length, c.Dim)
 	}
 	if _, err := limits.Matrix("analog attention scores", c.Length, c.Length); err != nil {
-		return fmt.Errorf("study: %w", err)
+		return fmt.Errorf("aimc: %w", err)
 	}
 	if _, err := limits.Matrix("analog attention calibration", 2*c.Length, c.Dim); err != nil {
-		return fmt.Errorf("study: %w", err)
+		return fmt.Errorf("aimc: %w", err)
 	}
 	if len(c.Features) == 0 {
-		return errors.New("study: analog attention needs at least one feature count")
+		return errors.New("aimc: analog attention needs at least one feature count")
 	}
 	for _, m := range c.Features {
-		if err := limits.Dim("study: analog attention feature count", m); err != nil {
+		if err := limits.Dim("aimc: analog attention feature count", m); err != nil {
 			return err
 		}
 		if _, err := limits.Matrix("analog attention features", c.Length, m); err != nil {
-			return fmt.Errorf("study: %w", err)
+			return fmt.Errorf("aimc: %w", err)
 		}
 	}
 	return nil
 }
 
-// AnalogAttention compares FAVOR+ attention (3σ-truncated Gaussian
+// Attention compares FAVOR+ attention (3σ-truncated Gaussian
 // projections) with digital and emulated projections on random Q, K, V of
 // moderate norm (entries 0.25·N(0,1), ‖q‖ ≈ 0.25√d, where FAVOR+ is
 // usable) against exact softmax attention. The chip is calibrated on the
 // d^(−1/4)-scaled queries and keys the map sees. Progress counts the
 // feature counts.
-func AnalogAttention(ctx context.Context, cfg AnalogAttentionConfig, progress func(done, total int)) ([]AnalogAttentionRow, error) {
+func Attention(ctx context.Context, cfg AttentionConfig, progress func(done, total int)) ([]AttentionRow, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -389,7 +389,7 @@ func AnalogAttention(ctx context.Context, cfg AnalogAttentionConfig, progress fu
 		}
 		return kernel.RelativeError(exact, o)
 	}
-	var rows []AnalogAttentionRow
+	var rows []AttentionRow
 	for i, m := range cfg.Features {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -402,7 +402,7 @@ func AnalogAttention(ctx context.Context, cfg AnalogAttentionConfig, progress fu
 		if err != nil {
 			return nil, fmt.Errorf("analog attention, m = %d: programming the chip: %w", m, err)
 		}
-		r := AnalogAttentionRow{Features: m}
+		r := AttentionRow{Features: m}
 		if r.RelFP, err = rel(mp); err != nil {
 			return nil, fmt.Errorf("analog attention, m = %d, fp64: %w", m, err)
 		}
@@ -410,26 +410,26 @@ func AnalogAttention(ctx context.Context, cfg AnalogAttentionConfig, progress fu
 			return nil, fmt.Errorf("analog attention, m = %d, hardware: %w", m, err)
 		}
 		rows = append(rows, r)
-		analogProgress(progress, i+1, len(cfg.Features))
+		reportProgress(progress, i+1, len(cfg.Features))
 	}
 	return rows, nil
 }
 
-// AnalogCostCases returns the (L, d, m) cases of the analog paper's
+// CostCases returns the (L, d, m) cases of the analog paper's
 // Supplementary Table VIII.
-func AnalogCostCases() [][3]int { return [][3]int{{1024, 512, 1024}, {1024, 1024, 2048}} }
+func CostCases() [][3]int { return [][3]int{{1024, 512, 1024}, {1024, 1024, 2048}} }
 
-// AnalogCostDevices returns the devices of the cost model, in table order.
-func AnalogCostDevices() []analog.Device {
+// CostDevices returns the devices of the cost model, in table order.
+func CostDevices() []analog.Device {
 	return []analog.Device{analog.AIMC, analog.GPUINT8, analog.GPUFP16, analog.CPU}
 }
 
-// AnalogCost evaluates the projection cost model (2·L·d·m operations at
-// peak) for each (L, d, m) case on each of AnalogCostDevices, case by case.
-func AnalogCost(cases [][3]int) ([]analog.Cost, error) {
+// Cost evaluates the projection cost model (2·L·d·m operations at
+// peak) for each (L, d, m) case on each of CostDevices, case by case.
+func Cost(cases [][3]int) ([]analog.Cost, error) {
 	var out []analog.Cost
 	for _, c := range cases {
-		for _, dev := range AnalogCostDevices() {
+		for _, dev := range CostDevices() {
 			cc, err := analog.ProjectionCost(dev, c[0], c[1], c[2])
 			if err != nil {
 				return nil, err
@@ -440,12 +440,12 @@ func AnalogCost(cases [][3]int) ([]analog.Cost, error) {
 	return out, nil
 }
 
-// AnalogReport gathers the analog studies of one run, as the CLI prints
+// Report gathers the analog studies of one run, as the CLI prints
 // them.
-type AnalogReport struct {
-	Ridge     []AnalogRidgeRow     `json:"ridge,omitempty"`
-	Attention []AnalogAttentionRow `json:"attention,omitempty"`
-	// Cost holds AnalogCost(CostCases): len(AnalogCostDevices()) rows per
+type Report struct {
+	Ridge     []RidgeRow     `json:"ridge,omitempty"`
+	Attention []AttentionRow `json:"attention,omitempty"`
+	// Cost holds Cost(CostCases): len(CostDevices()) rows per
 	// case.
 	Cost      []analog.Cost `json:"cost,omitempty"`
 	CostCases [][3]int      `json:"cost_cases,omitempty"`
@@ -453,11 +453,11 @@ type AnalogReport struct {
 	Hardware analog.Config `json:"hardware"`
 	// AttentionSetup is the attention study's configuration (for the
 	// table's title; zero means the defaults).
-	AttentionSetup AnalogAttentionConfig `json:"-"`
+	AttentionSetup AttentionConfig `json:"-"`
 }
 
 // RidgeTable returns the table of the ridge study.
-func (r *AnalogReport) RidgeTable() *report.Table {
+func (r *Report) RidgeTable() *report.Table {
 	hw := r.Hardware
 	t := &report.Table{
 		Title:  fmt.Sprintf("ridge classification on emulated PCM hardware (programming noise, drift and read noise at t = %gs, %d-bit ADC, affine correction; models trained on fp64 features)", hw.TInference, hw.ADCBits),
@@ -472,7 +472,7 @@ func (r *AnalogReport) RidgeTable() *report.Table {
 
 // AttentionTable returns the table of the attention study (its title is
 // printed by Render).
-func (r *AnalogReport) AttentionTable() *report.Table {
+func (r *Report) AttentionTable() *report.Table {
 	t := &report.Table{Header: []string{"m", "fp64", "HW"}}
 	for _, w := range r.Attention {
 		t.Add(w.Features, report.Fixed(w.RelFP, 4), report.Fixed(w.RelHW, 4))
@@ -482,9 +482,9 @@ func (r *AnalogReport) AttentionTable() *report.Table {
 
 // CostTable returns the table of the cost model (its title is printed by
 // Render).
-func (r *AnalogReport) CostTable() *report.Table {
+func (r *Report) CostTable() *report.Table {
 	t := &report.Table{Header: []string{"L", "d", "m", "device", "latency (ms)", "energy (mJ)"}}
-	per := len(AnalogCostDevices())
+	per := len(CostDevices())
 	for i, c := range r.Cost {
 		var cs [3]int
 		if i/per < len(r.CostCases) {
@@ -496,7 +496,7 @@ func (r *AnalogReport) CostTable() *report.Table {
 }
 
 // Render writes the text report: the tables of the studies that ran.
-func (r *AnalogReport) Render(w io.Writer) error {
+func (r *Report) Render(w io.Writer) error {
 	var b bytes.Buffer
 	if len(r.Ridge) > 0 {
 		if err := r.RidgeTable().Render(&b); err != nil {
@@ -524,7 +524,7 @@ func (r *AnalogReport) Render(w io.Writer) error {
 // Plot returns the plot of the Gram errors (fp64 and hardware) against
 // log2(D/d), one line per data set, kernel and sampler; nil without ridge
 // rows.
-func (r *AnalogReport) Plot() *report.Plot {
+func (r *Report) Plot() *report.Plot {
 	if len(r.Ridge) == 0 {
 		return nil
 	}
