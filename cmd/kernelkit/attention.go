@@ -11,7 +11,7 @@ import (
 	"github.com/kernelkit/kernelkit/device"
 	"github.com/kernelkit/kernelkit/report"
 	"github.com/kernelkit/kernelkit/sampler"
-	"github.com/kernelkit/kernelkit/study"
+	"github.com/kernelkit/kernelkit/study/performer"
 )
 
 type attentionOptions struct {
@@ -85,7 +85,7 @@ func (o *attentionOptions) defaults(cmd *cobra.Command) {
 	changed := cmd.Flags().Changed
 	if o.timing {
 		if !changed("lengths") {
-			o.lengths = study.AttentionTimingLengths()
+			o.lengths = performer.TimingLengths()
 		}
 		if !changed("d") {
 			o.d = 64
@@ -93,7 +93,7 @@ func (o *attentionOptions) defaults(cmd *cobra.Command) {
 		return
 	}
 	if o.replicate {
-		rep := study.AttentionReplication()
+		rep := performer.Replication()
 		if !changed("lengths") {
 			o.lengths = rep.Lengths
 		}
@@ -174,7 +174,7 @@ func (o *attentionOptions) run(cmd *cobra.Command) error {
 	if o.timing {
 		return o.runTiming(cmd)
 	}
-	cfg := study.AttentionErrorConfig{Lengths: o.lengths, Dim: o.d, Features: o.features, Variants: o.variants,
+	cfg := performer.MSEConfig{Lengths: o.lengths, Dim: o.d, Features: o.features, Variants: o.variants,
 		Seeds: o.seeds, Seed: o.seed, Causal: o.causal}
 	for _, name := range o.samplers {
 		s, err := sampler.ByName(name)
@@ -196,7 +196,7 @@ func (o *attentionOptions) run(cmd *cobra.Command) error {
 		}
 	}
 	update, finish := progress("attention")
-	res, err := study.AttentionError(cmd.Context(), cfg, update)
+	res, err := performer.MSE(cmd.Context(), cfg, update)
 	finish()
 	if err != nil {
 		return err
@@ -225,7 +225,7 @@ func (o *attentionOptions) run(cmd *cobra.Command) error {
 
 func (o *attentionOptions) runTiming(cmd *cobra.Command) error {
 	update, finish := progress("timing")
-	res, err := study.AttentionTiming(cmd.Context(), study.AttentionTimingConfig{Lengths: o.lengths, Dim: o.d,
+	res, err := performer.Timing(cmd.Context(), performer.TimingConfig{Lengths: o.lengths, Dim: o.d,
 		MaxExact: o.maxExact, Causal: o.causal}, update)
 	finish()
 	if err != nil {
@@ -262,7 +262,7 @@ func onlyORF(names []string) bool {
 // feature counts.
 func (o *attentionOptions) runDevice(cmd *cobra.Command, dev *device.Device) error {
 	update, finish := progress("attention on " + dev.Name())
-	res, err := study.DeviceAttention(cmd.Context(), study.DeviceAttentionConfig{Device: dev, Lengths: o.lengths,
+	res, err := performer.CompareDevice(cmd.Context(), performer.DeviceConfig{Device: dev, Lengths: o.lengths,
 		Batch: o.batch, Heads: o.heads, Dim: o.d, Features: o.features, Causal: o.causal, MaxExact: o.maxExact, Seed: o.seed}, update)
 	finish()
 	if err != nil {

@@ -1,4 +1,4 @@
-package study
+package performer
 
 import (
 	"context"
@@ -29,8 +29,8 @@ import (
 // length. The feature maps are the maps of package catalog by name, built
 // with a feature count m (the hybrids FLOP-matched to m).
 
-// AttentionErrorConfig configures AttentionError.
-type AttentionErrorConfig struct {
+// MSEConfig configures MSE.
+type MSEConfig struct {
 	// Lengths are the sequence lengths L of random inputs; ignored when Q,
 	// K and V are given.
 	Lengths []int `json:"lengths"`
@@ -57,18 +57,18 @@ type AttentionErrorConfig struct {
 	Q, K, V *mat.Dense `json:"-"`
 }
 
-// AttentionReplication returns the configuration of the Performer setup of
+// Replication returns the configuration of the Performer setup of
 // the analog paper's Supplementary Note 3: L = 4096, d = 16, m = 16, 32,
 // 64, …, 192, 15 seeds, iid and orthogonal projections, positive and
 // trigonometric features.
-func AttentionReplication() AttentionErrorConfig {
-	return AttentionErrorConfig{Lengths: []int{4096}, Dim: 16, Features: []int{16, 32, 64, 96, 128, 160, 192},
+func Replication() MSEConfig {
+	return MSEConfig{Lengths: []int{4096}, Dim: 16, Features: []int{16, 32, 64, 96, 128, 160, 192},
 		Variants: []string{"positive", "trig"}, Samplers: []sampler.Sampler{sampler.Gaussian{}, sampler.Orthogonal{}},
 		Seeds: 15}
 }
 
-// attentionInputs returns the lengths and dimension the study runs.
-func (c AttentionErrorConfig) attentionInputs() (ls []int, d int) {
+// inputs returns the lengths and dimension the study runs.
+func (c MSEConfig) inputs() (ls []int, d int) {
 	if c.Q != nil {
 		l, d := c.Q.Dims()
 		return []int{l}, d
@@ -77,56 +77,56 @@ func (c AttentionErrorConfig) attentionInputs() (ls []int, d int) {
 }
 
 // Validate checks the configuration.
-func (c AttentionErrorConfig) Validate() error {
+func (c MSEConfig) Validate() error {
 	if (c.Q == nil) != (c.K == nil) || (c.Q == nil) != (c.V == nil) {
-		return errors.New("study: Q, K and V go together")
+		return errors.New("performer: Q, K and V go together")
 	}
 	if c.Q == nil && len(c.Lengths) == 0 {
-		return errors.New("study: no sequence lengths given")
+		return errors.New("performer: no sequence lengths given")
 	}
 	if len(c.Features) == 0 {
-		return errors.New("study: no feature counts given")
+		return errors.New("performer: no feature counts given")
 	}
 	if len(c.Variants) == 0 {
-		return errors.New("study: no feature maps given")
+		return errors.New("performer: no feature maps given")
 	}
 	if c.Seeds <= 0 {
-		return fmt.Errorf("study: the number of seeds must be positive, got %d", c.Seeds)
+		return fmt.Errorf("performer: the number of seeds must be positive, got %d", c.Seeds)
 	}
-	ls, d := c.attentionInputs()
-	if err := limits.Dim("study: the head dimension", d); err != nil {
+	ls, d := c.inputs()
+	if err := limits.Dim("performer: the head dimension", d); err != nil {
 		return err
 	}
 	for _, l := range ls {
 		if l <= 0 {
-			return fmt.Errorf("study: sequence lengths must be positive, got %d", l)
+			return fmt.Errorf("performer: sequence lengths must be positive, got %d", l)
 		}
 		// Each seed holds Q, K, V and the exact output.
 		held, err := limits.Mul(4*c.Seeds, l)
 		if err != nil {
-			return fmt.Errorf("study: the inputs: %w", err)
+			return fmt.Errorf("performer: the inputs: %w", err)
 		}
-		if _, err := limits.Matrix("study: the inputs of all seeds", held, d); err != nil {
+		if _, err := limits.Matrix("performer: the inputs of all seeds", held, d); err != nil {
 			return err
 		}
 	}
 	for _, m := range c.Features {
-		if err := limits.Dim("study: the number of features", m); err != nil {
+		if err := limits.Dim("performer: the number of features", m); err != nil {
 			return err
 		}
 	}
 	reg := catalog.Default()
 	for _, v := range c.Variants {
 		if _, err := reg.Lookup(v); err != nil {
-			return fmt.Errorf("study: unknown variant %.40q (want one of %s)", v, strings.Join(reg.Names(), ", "))
+			return fmt.Errorf("performer: unknown variant %.40q (want one of %s)", v, strings.Join(reg.Names(), ", "))
 		}
 	}
 	return nil
 }
 
-// AttentionErrorRow is the error of one feature map, sampler and feature
+// MSERow is the error of one feature map, sampler and feature
 // count at one length, aggregated over seeds.
-type AttentionErrorRow struct {
+type MSERow struct {
 	L        int    `json:"L"`
 	D        int    `json:"d"`
 	Variant  string `json:"variant"`
@@ -150,10 +150,10 @@ type AttentionErrorRow struct {
 	NonFinite int `json:"non_finite_outputs"`
 }
 
-// AttentionErrorResult is the result of AttentionError.
-type AttentionErrorResult struct {
+// MSEResult is the result of MSE.
+type MSEResult struct {
 	// Rows are ordered by length, variant, sampler, then feature count.
-	Rows []AttentionErrorRow
+	Rows []MSERow
 	// Dim, Causal and Seeds repeat the configuration; Backend names the
 	// BLAS backend that ran it.
 	Dim     int
@@ -162,24 +162,24 @@ type AttentionErrorResult struct {
 	Backend string
 }
 
-// AttentionError compares linear attention with the random feature maps of
+// MSE compares linear attention with the random feature maps of
 // cfg against exact softmax attention, on random N(0, 1) Q, K, V (or the
 // given ones): the output MSE (mean over entries of the squared
 // difference, then mean ± standard deviation over seeds), the relative
 // Frobenius error and the times. Seed s of length L draws Q, K, V from
 // seeds derived from Seed, L and s, and the projections from Seed + s.
-func AttentionError(ctx context.Context, cfg AttentionErrorConfig, progress func(done, total int)) (*AttentionErrorResult, error) {
+func MSE(ctx context.Context, cfg MSEConfig, progress func(done, total int)) (*MSEResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	ls, d := cfg.attentionInputs()
+	ls, d := cfg.inputs()
 	samplers := cfg.Samplers
 	if len(samplers) == 0 {
 		samplers = []sampler.Sampler{sampler.Default()}
 	}
 	reg := catalog.Default()
 	seeds := cfg.Seeds
-	res := &AttentionErrorResult{Dim: d, Causal: cfg.Causal, Seeds: seeds, Backend: backend.Name()}
+	res := &MSEResult{Dim: d, Causal: cfg.Causal, Seeds: seeds, Backend: backend.Name()}
 	total := len(ls) * seeds * len(cfg.Variants) * len(samplers) * len(cfg.Features)
 	done := 0
 	type ref struct {
@@ -198,7 +198,7 @@ func AttentionError(ctx context.Context, cfg AttentionErrorConfig, progress func
 			} else {
 				base := cfg.Seed*1000003 + uint64(l)*7919 + uint64(s)*104729
 				var err error
-				if r.q, r.k, r.v, err = attentionQKV(l, d, base); err != nil {
+				if r.q, r.k, r.v, err = randomQKV(l, d, base); err != nil {
 					return nil, err
 				}
 			}
@@ -213,7 +213,7 @@ func AttentionError(ctx context.Context, cfg AttentionErrorConfig, progress func
 			for _, smp := range samplers {
 				smp = sampler.Or(smp)
 				for _, m := range cfg.Features {
-					row := AttentionErrorRow{L: l, D: d, Variant: strings.TrimSpace(variant), Sampler: smp.Name(),
+					row := MSERow{L: l, D: d, Variant: strings.TrimSpace(variant), Sampler: smp.Name(),
 						Features: m, Causal: cfg.Causal, Seeds: seeds}
 					var rel float64
 					for s, r := range refs {
@@ -269,9 +269,9 @@ func AttentionError(ctx context.Context, cfg AttentionErrorConfig, progress func
 	return res, nil
 }
 
-// attentionQKV draws l×d N(0, 1) queries, keys and values from the seeds
+// randomQKV draws l×d N(0, 1) queries, keys and values from the seeds
 // base+1, base+2 and base+3.
-func attentionQKV(l, d int, base uint64) (q, k, v *mat.Dense, err error) {
+func randomQKV(l, d int, base uint64) (q, k, v *mat.Dense, err error) {
 	if q, err = (sampler.Gaussian{}).Sample(l, d, base+1); err != nil {
 		return nil, nil, nil, err
 	}
@@ -286,7 +286,7 @@ func attentionQKV(l, d int, base uint64) (q, k, v *mat.Dense, err error) {
 
 // Table returns one line per row: MSE ± std, relative error, times and
 // non-finite outputs.
-func (r *AttentionErrorResult) Table() *report.Table {
+func (r *MSEResult) Table() *report.Table {
 	t := &report.Table{
 		Title: fmt.Sprintf("linear attention vs exact softmax attention: d=%d, causal=%v, %d seeds, backend %s",
 			r.Dim, r.Causal, r.Seeds, r.Backend),
@@ -299,9 +299,9 @@ func (r *AttentionErrorResult) Table() *report.Table {
 	return t
 }
 
-// AttentionSamplerComparison compares the mean output MSE of orthogonal
+// SamplerComparison compares the mean output MSE of orthogonal
 // ("orf") and iid projections for one variant, feature count and length.
-type AttentionSamplerComparison struct {
+type SamplerComparison struct {
 	L        int
 	Variant  string
 	Features int
@@ -314,7 +314,7 @@ type AttentionSamplerComparison struct {
 
 // Verdict is "orf better" for Z < −2, "iid better" for Z > 2 and "not
 // separated" otherwise.
-func (c AttentionSamplerComparison) Verdict() string {
+func (c SamplerComparison) Verdict() string {
 	switch {
 	case c.Z < -2:
 		return "orf better"
@@ -326,8 +326,8 @@ func (c AttentionSamplerComparison) Verdict() string {
 
 // SamplerComparisons pairs every orthogonal row with the iid row of the
 // same variant, feature count and length.
-func (r *AttentionErrorResult) SamplerComparisons() []AttentionSamplerComparison {
-	var out []AttentionSamplerComparison
+func (r *MSEResult) SamplerComparisons() []SamplerComparison {
+	var out []SamplerComparison
 	for _, a := range r.Rows {
 		if a.Sampler != "orf" {
 			continue
@@ -335,7 +335,7 @@ func (r *AttentionErrorResult) SamplerComparisons() []AttentionSamplerComparison
 		for _, b := range r.Rows {
 			if b.Sampler == "iid" && b.Variant == a.Variant && b.Features == a.Features && b.L == a.L {
 				se := math.Sqrt((a.MSEStd*a.MSEStd + b.MSEStd*b.MSEStd) / float64(a.Seeds))
-				out = append(out, AttentionSamplerComparison{L: a.L, Variant: a.Variant, Features: a.Features,
+				out = append(out, SamplerComparison{L: a.L, Variant: a.Variant, Features: a.Features,
 					ORF: a.MSE, IID: b.MSE, Z: (a.MSE - b.MSE) / se})
 			}
 		}
@@ -344,7 +344,7 @@ func (r *AttentionErrorResult) SamplerComparisons() []AttentionSamplerComparison
 }
 
 // RenderComparison writes SamplerComparisons, one line each.
-func (r *AttentionErrorResult) RenderComparison(w io.Writer) error {
+func (r *MSEResult) RenderComparison(w io.Writer) error {
 	if _, err := fmt.Fprintln(w, "\northogonal vs iid (difference of mean MSE in standard errors; negative favours orf):"); err != nil {
 		return err
 	}
@@ -358,7 +358,7 @@ func (r *AttentionErrorResult) RenderComparison(w io.Writer) error {
 
 // Plot returns the output MSE against the feature count, one line per
 // variant, sampler and length, on a log scale.
-func (r *AttentionErrorResult) Plot() *report.Plot {
+func (r *MSEResult) Plot() *report.Plot {
 	p := &report.Plot{
 		Title:    "linear attention: output MSE vs features",
 		XLabel:   "features m",
@@ -383,18 +383,18 @@ func (r *AttentionErrorResult) Plot() *report.Plot {
 	return p
 }
 
-// AttentionTimingFeatures is the feature count of the linear attention in
+// TimingFeatures is the feature count of the linear attention in
 // the timing study (positive features, orthogonal projections, seed 1).
-const AttentionTimingFeatures = 256
+const TimingFeatures = 256
 
-// AttentionTimingLengths returns the default lengths of the timing study,
+// TimingLengths returns the default lengths of the timing study,
 // 256, 512, …, 65536.
-func AttentionTimingLengths() []int {
+func TimingLengths() []int {
 	return []int{256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}
 }
 
-// AttentionTimingConfig configures AttentionTiming.
-type AttentionTimingConfig struct {
+// TimingConfig configures Timing.
+type TimingConfig struct {
 	// Lengths are the sequence lengths L.
 	Lengths []int `json:"lengths"`
 	// Dim is the head dimension d.
@@ -406,28 +406,28 @@ type AttentionTimingConfig struct {
 }
 
 // Validate checks the configuration.
-func (c AttentionTimingConfig) Validate() error {
+func (c TimingConfig) Validate() error {
 	if len(c.Lengths) == 0 {
-		return errors.New("study: no sequence lengths given")
+		return errors.New("performer: no sequence lengths given")
 	}
-	if err := limits.Dim("study: the head dimension", c.Dim); err != nil {
+	if err := limits.Dim("performer: the head dimension", c.Dim); err != nil {
 		return err
 	}
 	for _, l := range c.Lengths {
 		if l <= 0 {
-			return fmt.Errorf("study: sequence lengths must be positive, got %d", l)
+			return fmt.Errorf("performer: sequence lengths must be positive, got %d", l)
 		}
-		if _, err := limits.Matrix("study: the inputs", 3*l, c.Dim); err != nil {
+		if _, err := limits.Matrix("performer: the inputs", 3*l, c.Dim); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// AttentionTimingRow is the time and allocated memory of exact and linear
+// TimingRow is the time and allocated memory of exact and linear
 // attention at one length; the exact fields are zero (and left out of
 // JSON) beyond MaxExact.
-type AttentionTimingRow struct {
+type TimingRow struct {
 	L            int     `json:"L"`
 	ExactSecs    float64 `json:"exact_seconds,omitempty"`
 	ExactBytes   uint64  `json:"exact_alloc_bytes,omitempty"`
@@ -437,9 +437,9 @@ type AttentionTimingRow struct {
 	LinearSample string  `json:"variant"`
 }
 
-// AttentionTimingResult is the result of AttentionTiming.
-type AttentionTimingResult struct {
-	Rows []AttentionTimingRow
+// TimingResult is the result of Timing.
+type TimingResult struct {
+	Rows []TimingRow
 	// Dim and Causal repeat the configuration; Backend names the BLAS
 	// backend that ran it.
 	Dim     int
@@ -447,40 +447,40 @@ type AttentionTimingResult struct {
 	Backend string
 }
 
-// AttentionTiming measures the wall time and the bytes allocated by exact
+// Timing measures the wall time and the bytes allocated by exact
 // attention (for L ≤ MaxExact) and by linear attention with
-// AttentionTimingFeatures positive features on orthogonal projections, on
+// TimingFeatures positive features on orthogonal projections, on
 // random N(0, 1) Q, K, V of each length.
-func AttentionTiming(ctx context.Context, cfg AttentionTimingConfig, progress func(done, total int)) (*AttentionTimingResult, error) {
+func Timing(ctx context.Context, cfg TimingConfig, progress func(done, total int)) (*TimingResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	const m = AttentionTimingFeatures
+	const m = TimingFeatures
 	d := cfg.Dim
 	p, err := catalog.Default().Pair("positive", features.Options{InputDim: d, Features: m, Sampler: sampler.Orthogonal{}, Seed: 1})
 	if err != nil {
 		return nil, err
 	}
 	lin := &attention.Linear{Pair: p, Causal: cfg.Causal}
-	res := &AttentionTimingResult{Dim: d, Causal: cfg.Causal, Backend: backend.Name()}
+	res := &TimingResult{Dim: d, Causal: cfg.Causal, Backend: backend.Name()}
 	for i, l := range cfg.Lengths {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		q, k, v, err := attentionQKV(l, d, uint64(l))
+		q, k, v, err := randomQKV(l, d, uint64(l))
 		if err != nil {
 			return nil, err
 		}
-		r := AttentionTimingRow{L: l, LinearFeats: m, LinearSample: "positive/orf"}
+		r := TimingRow{L: l, LinearFeats: m, LinearSample: "positive/orf"}
 		if l <= cfg.MaxExact {
-			if r.ExactSecs, r.ExactBytes, err = attentionMeasure(func() error {
+			if r.ExactSecs, r.ExactBytes, err = measure(func() error {
 				_, err := attention.Exact{Causal: cfg.Causal}.Apply(q, k, v)
 				return err
 			}); err != nil {
 				return nil, err
 			}
 		}
-		if r.LinearSecs, r.LinearBytes, err = attentionMeasure(func() error {
+		if r.LinearSecs, r.LinearBytes, err = measure(func() error {
 			_, err := lin.Apply(q, k, v)
 			return err
 		}); err != nil {
@@ -494,9 +494,9 @@ func AttentionTiming(ctx context.Context, cfg AttentionTimingConfig, progress fu
 	return res, nil
 }
 
-// attentionMeasure returns the wall time of f and the bytes it allocated
+// measure returns the wall time of f and the bytes it allocated
 // (after a garbage collection, so earlier garbage is not counted).
-func attentionMeasure(f func() error) (float64, uint64, error) {
+func measure(f func() error) (float64, uint64, error) {
 	var a, b runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&a)
@@ -507,8 +507,8 @@ func attentionMeasure(f func() error) (float64, uint64, error) {
 	return secs, b.TotalAlloc - a.TotalAlloc, err
 }
 
-// AttentionTimingSummary summarises a timing study.
-type AttentionTimingSummary struct {
+// TimingSummary summarises a timing study.
+type TimingSummary struct {
 	// ExactSlope and LinearSlope are the log-log slopes of time against L
 	// over the upper half of the lengths, at least two (about 2 and 1 when
 	// the quadratic and linear costs dominate); HasExact and HasLinear
@@ -521,8 +521,8 @@ type AttentionTimingSummary struct {
 }
 
 // Summary returns the slopes and the crossover length of the rows.
-func (r *AttentionTimingResult) Summary() AttentionTimingSummary {
-	var s AttentionTimingSummary
+func (r *TimingResult) Summary() TimingSummary {
+	var s TimingSummary
 	var lx, ex, ly, lyLin []float64
 	for _, row := range r.Rows {
 		if row.ExactSecs > 0 {
@@ -550,10 +550,10 @@ func (r *AttentionTimingResult) Summary() AttentionTimingSummary {
 
 // Table returns one line per length: times, MiB allocated and the
 // speed-up of linear attention.
-func (r *AttentionTimingResult) Table() *report.Table {
+func (r *TimingResult) Table() *report.Table {
 	t := &report.Table{
 		Title: fmt.Sprintf("exact vs linear attention (positive features, m=%d, orf), d=%d, causal=%v, backend %s",
-			AttentionTimingFeatures, r.Dim, r.Causal, r.Backend),
+			TimingFeatures, r.Dim, r.Causal, r.Backend),
 		Header: []string{"L", "exact s", "exact MiB", "linear s", "linear MiB", "speed-up"},
 	}
 	mib := func(b uint64) string { return report.Fixed(float64(b)/(1<<20), 1) }
@@ -569,7 +569,7 @@ func (r *AttentionTimingResult) Table() *report.Table {
 }
 
 // Render writes the table, the log-log slopes and the crossover length.
-func (r *AttentionTimingResult) Render(w io.Writer) error {
+func (r *TimingResult) Render(w io.Writer) error {
 	if err := r.Table().Render(w); err != nil {
 		return err
 	}

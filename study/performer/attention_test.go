@@ -1,4 +1,4 @@
-package study
+package performer
 
 import (
 	"bytes"
@@ -14,27 +14,27 @@ import (
 	"github.com/kernelkit/kernelkit/sampler"
 )
 
-func TestAttentionErrorConfigValidate(t *testing.T) {
-	ok := AttentionErrorConfig{Lengths: []int{8}, Dim: 4, Features: []int{8}, Variants: []string{"positive"}, Seeds: 1}
+func TestMSEConfigValidate(t *testing.T) {
+	ok := MSEConfig{Lengths: []int{8}, Dim: 4, Features: []int{8}, Variants: []string{"positive"}, Seeds: 1}
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("valid config: %v", err)
 	}
 	q := mat.NewDense(4, 2, nil)
 	for _, c := range []struct {
 		name string
-		edit func(c *AttentionErrorConfig)
+		edit func(c *MSEConfig)
 		want string
 	}{
-		{"no lengths", func(c *AttentionErrorConfig) { c.Lengths = nil }, "lengths"},
-		{"zero length", func(c *AttentionErrorConfig) { c.Lengths = []int{0} }, "lengths"},
-		{"dim", func(c *AttentionErrorConfig) { c.Dim = 0 }, "dimension"},
-		{"features", func(c *AttentionErrorConfig) { c.Features = []int{0} }, "features"},
-		{"no features", func(c *AttentionErrorConfig) { c.Features = nil }, "feature"},
-		{"seeds", func(c *AttentionErrorConfig) { c.Seeds = 0 }, "seeds"},
-		{"variant", func(c *AttentionErrorConfig) { c.Variants = []string{"cosine"} }, "unknown variant"},
-		{"no variants", func(c *AttentionErrorConfig) { c.Variants = nil }, "feature maps"},
-		{"q alone", func(c *AttentionErrorConfig) { c.Q = q }, "go together"},
-		{"huge", func(c *AttentionErrorConfig) { c.Lengths = []int{1 << 40}; c.Seeds = 1 << 20 }, "inputs"},
+		{"no lengths", func(c *MSEConfig) { c.Lengths = nil }, "lengths"},
+		{"zero length", func(c *MSEConfig) { c.Lengths = []int{0} }, "lengths"},
+		{"dim", func(c *MSEConfig) { c.Dim = 0 }, "dimension"},
+		{"features", func(c *MSEConfig) { c.Features = []int{0} }, "features"},
+		{"no features", func(c *MSEConfig) { c.Features = nil }, "feature"},
+		{"seeds", func(c *MSEConfig) { c.Seeds = 0 }, "seeds"},
+		{"variant", func(c *MSEConfig) { c.Variants = []string{"cosine"} }, "unknown variant"},
+		{"no variants", func(c *MSEConfig) { c.Variants = nil }, "feature maps"},
+		{"q alone", func(c *MSEConfig) { c.Q = q }, "go together"},
+		{"huge", func(c *MSEConfig) { c.Lengths = []int{1 << 40}; c.Seeds = 1 << 20 }, "inputs"},
 	} {
 		cfg := ok
 		c.edit(&cfg)
@@ -42,30 +42,30 @@ func TestAttentionErrorConfigValidate(t *testing.T) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}
 	}
-	if err := (AttentionTimingConfig{Lengths: []int{-1}, Dim: 4}).Validate(); err == nil {
+	if err := (TimingConfig{Lengths: []int{-1}, Dim: 4}).Validate(); err == nil {
 		t.Error("negative timing length accepted")
 	}
-	if err := (AttentionTimingConfig{Dim: 4}).Validate(); err == nil {
+	if err := (TimingConfig{Dim: 4}).Validate(); err == nil {
 		t.Error("timing without lengths accepted")
 	}
 }
 
-// TestAttentionError checks the attention study: the rows' aggregates are
+// TestMSE checks the attention study: the rows' aggregates are
 // the mean and standard deviation of their per-seed values, the outputs
 // are finite, and the output MSE of the softmax estimators falls as the
 // variance, ∝ 1/m: at least eightfold from m = 8 to 256 (32 expected).
 // Queries and keys of norm about √2 keep the estimators' relative variance
 // (about exp(‖x+y‖²)/m for positive features) small enough for the 1/m
 // regime to hold from m = 8 on.
-func TestAttentionError(t *testing.T) {
-	q, k, v, err := attentionQKV(64, 8, 10)
+func TestMSE(t *testing.T) {
+	q, k, v, err := randomQKV(64, 8, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	q.Scale(0.5, q)
 	k.Scale(0.5, k)
 	calls := 0
-	res, err := AttentionError(context.Background(), AttentionErrorConfig{Features: []int{8, 256},
+	res, err := MSE(context.Background(), MSEConfig{Features: []int{8, 256},
 		Variants: []string{"positive", "trig", "angular"}, Samplers: []sampler.Sampler{sampler.Orthogonal{}}, Seeds: 4, Seed: 1,
 		Q: q, K: k, V: v},
 		func(done, total int) {
@@ -97,7 +97,7 @@ func TestAttentionError(t *testing.T) {
 	}
 
 	// Random inputs: every length and the configured dimension, causal.
-	rnd, err := AttentionError(context.Background(), AttentionErrorConfig{Lengths: []int{16, 24}, Dim: 4, Features: []int{32},
+	rnd, err := MSE(context.Background(), MSEConfig{Lengths: []int{16, 24}, Dim: 4, Features: []int{32},
 		Variants: []string{"relu", "gaussian"}, Seeds: 2, Causal: true}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -124,10 +124,10 @@ func TestAttentionError(t *testing.T) {
 	}
 }
 
-// TestAttentionSamplerComparisons checks the z-scores of orthogonal
+// TestSamplerComparisons checks the z-scores of orthogonal
 // against iid rows on hand-made rows.
-func TestAttentionSamplerComparisons(t *testing.T) {
-	res := &AttentionErrorResult{Rows: []AttentionErrorRow{
+func TestSamplerComparisons(t *testing.T) {
+	res := &MSEResult{Rows: []MSERow{
 		{L: 8, Variant: "positive", Sampler: "iid", Features: 16, Seeds: 4, MSE: 2, MSEStd: 1},
 		{L: 8, Variant: "positive", Sampler: "orf", Features: 16, Seeds: 4, MSE: 1, MSEStd: 1},
 		{L: 8, Variant: "trig", Sampler: "orf", Features: 16, Seeds: 4, MSE: 1, MSEStd: 1},
@@ -138,7 +138,7 @@ func TestAttentionSamplerComparisons(t *testing.T) {
 		t.Fatalf("comparisons %+v", cs)
 	}
 	for z, want := range map[float64]string{-2.5: "orf better", 2.5: "iid better", 0: "not separated"} {
-		if got := (AttentionSamplerComparison{Z: z}).Verdict(); got != want {
+		if got := (SamplerComparison{Z: z}).Verdict(); got != want {
 			t.Errorf("z=%v: %q, want %q", z, got, want)
 		}
 	}
@@ -148,11 +148,11 @@ func TestAttentionSamplerComparisons(t *testing.T) {
 	}
 }
 
-// TestAttentionTiming checks the timing study: one row per length, exact
+// TestTiming checks the timing study: one row per length, exact
 // attention only up to MaxExact, positive times and allocations, and the
 // slopes only where two points exist.
-func TestAttentionTiming(t *testing.T) {
-	res, err := AttentionTiming(context.Background(), AttentionTimingConfig{Lengths: []int{32, 64, 128}, Dim: 8, MaxExact: 64}, nil)
+func TestTiming(t *testing.T) {
+	res, err := Timing(context.Background(), TimingConfig{Lengths: []int{32, 64, 128}, Dim: 8, MaxExact: 64}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestAttentionTiming(t *testing.T) {
 		t.Fatalf("%d rows", len(res.Rows))
 	}
 	for i, r := range res.Rows {
-		if r.L != []int{32, 64, 128}[i] || r.LinearFeats != AttentionTimingFeatures || r.LinearSample != "positive/orf" ||
+		if r.L != []int{32, 64, 128}[i] || r.LinearFeats != TimingFeatures || r.LinearSample != "positive/orf" ||
 			!(r.LinearSecs > 0) || r.LinearBytes == 0 {
 			t.Errorf("row %d: %+v", i, r)
 		}
@@ -178,7 +178,7 @@ func TestAttentionTiming(t *testing.T) {
 	if !strings.Contains(b.String(), "log-log slope of time against L") || !strings.Contains(b.String(), "  128        -          -") {
 		t.Errorf("rendering:\n%s", b.String())
 	}
-	one := &AttentionTimingResult{Rows: res.Rows[2:]}
+	one := &TimingResult{Rows: res.Rows[2:]}
 	if s := one.Summary(); s.HasExact || s.HasLinear || s.Crossover != 0 {
 		t.Errorf("one row: summary %+v", s)
 	}
