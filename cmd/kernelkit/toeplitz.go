@@ -8,7 +8,7 @@ import (
 
 	"github.com/kernelkit/kernelkit/device"
 	"github.com/kernelkit/kernelkit/report"
-	"github.com/kernelkit/kernelkit/study"
+	"github.com/kernelkit/kernelkit/study/ski"
 )
 
 type toeplitzOptions struct {
@@ -73,23 +73,23 @@ func runToeplitz(cmd *cobra.Command, o *toeplitzOptions) error {
 		return err
 	}
 	ctx := cmd.Context()
-	rep := &study.ToeplitzReport{
-		ImpulseSetup: study.ToeplitzImpulseConfig{Seed: o.seed},
-		TimingSetup: study.ToeplitzTimingConfig{Channels: o.d, Inducing: o.r, FilterWidth: o.m, Lambda: o.lambda,
+	rep := &ski.Report{
+		ImpulseSetup: ski.ImpulseConfig{Seed: o.seed},
+		TimingSetup: ski.TimingConfig{Channels: o.d, Inducing: o.r, FilterWidth: o.m, Lambda: o.lambda,
 			MaxN: o.maxN, MaxDense: o.maxDense, Seed: o.seed},
 	}
 	if !o.noDiag {
-		if rep.SKIError, err = study.ToeplitzErrorBound(ctx, rep.ErrorSetup, nil); err != nil {
+		if rep.SKIError, err = ski.ErrorBound(ctx, rep.ErrorSetup, nil); err != nil {
 			return err
 		}
-		if rep.Decay, err = study.ToeplitzImpulse(ctx, rep.ImpulseSetup, nil); err != nil {
+		if rep.Decay, err = ski.Impulse(ctx, rep.ImpulseSetup, nil); err != nil {
 			return err
 		}
 	}
-	var devRes *study.DeviceToeplitzResult
+	var devRes *ski.DeviceResult
 	if !o.noTiming && dev != nil {
 		update, finish := progress("toeplitz on " + dev.Name())
-		devRes, err = study.DeviceToeplitz(ctx, study.DeviceToeplitzConfig{Device: dev, Timing: rep.TimingSetup}, update)
+		devRes, err = ski.CompareDevice(ctx, ski.DeviceConfig{Device: dev, Timing: rep.TimingSetup}, update)
 		finish()
 		if err != nil {
 			return err
@@ -97,19 +97,19 @@ func runToeplitz(cmd *cobra.Command, o *toeplitzOptions) error {
 	}
 	if !o.noTiming && dev == nil {
 		update, finish := progress("toeplitz")
-		rep.Timing, err = study.ToeplitzTiming(ctx, rep.TimingSetup, update)
+		rep.Timing, err = ski.Timing(ctx, rep.TimingSetup, update)
 		finish()
 		if err != nil {
 			return err
 		}
-		rep.Slopes = study.ToeplitzSlopes(rep.Timing)
+		rep.Slopes = ski.Slopes(rep.Timing)
 	}
 	w := cmd.OutOrStdout()
 	if o.json {
 		if devRes != nil {
 			return report.JSON(w, struct {
-				*study.ToeplitzReport
-				Device []study.DeviceToeplitzRow `json:"device"`
+				*ski.Report
+				Device []ski.DeviceRow `json:"device"`
 			}{rep, devRes.Rows})
 		}
 		return report.JSON(w, rep)

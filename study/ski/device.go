@@ -1,4 +1,4 @@
-package study
+package ski
 
 import (
 	"context"
@@ -20,25 +20,25 @@ import (
 // (package device: GoMLX's pure-Go backend, or a GPU through XLA), with the
 // times of both and their difference.
 
-// DeviceToeplitzConfig configures DeviceToeplitz: the operators of the
-// timing study (ToeplitzTimingConfig: d channels of piecewise-linear
+// DeviceConfig configures CompareDevice: the operators of the
+// timing study (TimingConfig: d channels of piecewise-linear
 // warped kernels plus a sparse filter, SKI with r inducing points, the
 // causal FD operator of a GeLU MLP) on the CPU and on a device.
-type DeviceToeplitzConfig struct {
+type DeviceConfig struct {
 	// Device runs the device side (required).
 	Device *device.Device `json:"-"`
 	// Timing gives the operators, the lengths (512 … MaxN) and the seed.
 	// A device without the FFT op runs the TNO and FD operators as dense
 	// products; it runs only the lengths n ≤ Timing.MaxDense with d·n² ≤
 	// 2²⁶ values.
-	Timing ToeplitzTimingConfig `json:"timing"`
+	Timing TimingConfig `json:"timing"`
 }
 
-// deviceDenseMax bounds d·n² for the dense device forms of the study.
-const deviceDenseMax = 1 << 26
+// denseMax bounds d·n² for the dense device forms of the study.
+const denseMax = 1 << 26
 
-// DeviceToeplitzRow compares one operator at one length.
-type DeviceToeplitzRow struct {
+// DeviceRow compares one operator at one length.
+type DeviceRow struct {
 	N  int    `json:"n"`
 	Op string `json:"op"` // "tno", "ski" or "fd-causal"
 	// Form is the device's form ("fft" or "dense"); empty when the device
@@ -53,21 +53,21 @@ type DeviceToeplitzRow struct {
 	MaxDiff float64 `json:"max_difference,omitempty"`
 }
 
-// DeviceToeplitzResult is the result of DeviceToeplitz.
-type DeviceToeplitzResult struct {
-	Rows   []DeviceToeplitzRow
+// DeviceResult is the result of CompareDevice.
+type DeviceResult struct {
+	Rows   []DeviceRow
 	Device string
-	Setup  ToeplitzTimingConfig
+	Setup  TimingConfig
 }
 
-// DeviceToeplitz applies the timing study's TNO (by FFT on the CPU), SKI
+// CompareDevice applies the timing study's TNO (by FFT on the CPU), SKI
 // and causal FD operators to one random n×d sequence at n = 512, 1024, …
 // MaxN on the CPU (package toeplitz) and on the device (Device.NewTNO,
 // NewSKI, NewCausalFD with the same data), and reports both times and the
 // largest difference. Progress counts the lengths.
-func DeviceToeplitz(ctx context.Context, cfg DeviceToeplitzConfig, progress func(done, total int)) (*DeviceToeplitzResult, error) {
+func CompareDevice(ctx context.Context, cfg DeviceConfig, progress func(done, total int)) (*DeviceResult, error) {
 	if cfg.Device == nil {
-		return nil, errors.New("study: no device")
+		return nil, errors.New("ski: no device")
 	}
 	tc := cfg.Timing
 	if err := tc.Validate(); err != nil {
@@ -83,21 +83,21 @@ func DeviceToeplitz(ctx context.Context, cfg DeviceToeplitzConfig, progress func
 	if err != nil {
 		return nil, err
 	}
-	res := &DeviceToeplitzResult{Device: dev.String(), Setup: tc}
-	ns := toeplitzTimingLengths(tc.MaxN)
+	res := &DeviceResult{Device: dev.String(), Setup: tc}
+	ns := timingLengths(tc.MaxN)
 	for i, n := range ns {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		x, filters, kernels, ts, err := toeplitzTimingInputs(tc, rpe, n)
+		x, filters, kernels, ts, err := timingInputs(tc, rpe, n)
 		if err != nil {
 			return nil, err
 		}
 		// Without the FFT op the device runs dense forms: only short
 		// sequences.
-		onDevice := dev.HasFFT() || (n <= tc.MaxDense && float64(d)*float64(n)*float64(n) <= deviceDenseMax)
+		onDevice := dev.HasFFT() || (n <= tc.MaxDense && float64(d)*float64(n)*float64(n) <= denseMax)
 		for _, op := range []string{"tno", "ski", "fd-causal"} {
-			row := DeviceToeplitzRow{N: n, Op: op}
+			row := DeviceRow{N: n, Op: op}
 			var cpu func(*mat.Dense) (*mat.Dense, error)
 			var mk func() (*device.Mixer, error)
 			switch op {
@@ -128,20 +128,20 @@ func DeviceToeplitz(ctx context.Context, cfg DeviceToeplitzConfig, progress func
 			}
 			row.CPUSecs = time.Since(t0).Seconds()
 			if onDevice {
-				if err := deviceMix(ctx, &row, mk, x, want.RawMatrix().Data); err != nil {
+				if err := mixOnDevice(ctx, &row, mk, x, want.RawMatrix().Data); err != nil {
 					return nil, err
 				}
 			}
 			res.Rows = append(res.Rows, row)
 		}
-		toeplitzProgress(progress, i+1, len(ns))
+		reportProgress(progress, i+1, len(ns))
 	}
 	return res, nil
 }
 
-// deviceMix builds the device mixer, applies it twice to x (one sequence)
+// mixOnDevice builds the device mixer, applies it twice to x (one sequence)
 // and fills row's form, times and difference from want.
-func deviceMix(ctx context.Context, row *DeviceToeplitzRow, mk func() (*device.Mixer, error), x *mat.Dense, want []float64) error {
+func mixOnDevice(ctx context.Context, row *DeviceRow, mk func() (*device.Mixer, error), x *mat.Dense, want []float64) error {
 	mx, err := mk()
 	if err != nil {
 		return err
@@ -152,7 +152,7 @@ func deviceMix(ctx context.Context, row *DeviceToeplitzRow, mk func() (*device.M
 	for i, secs := range []*float64{&row.DeviceFirstSecs, &row.DeviceSecs} {
 		t0 := time.Now()
 		if out, err = mx.Apply(ctx, in); err != nil {
-			return fmt.Errorf("study: %v (call %d): %w", mx, i+1, err)
+			return fmt.Errorf("ski: %v (call %d): %w", mx, i+1, err)
 		}
 		*secs = time.Since(t0).Seconds()
 	}
@@ -162,7 +162,7 @@ func deviceMix(ctx context.Context, row *DeviceToeplitzRow, mk func() (*device.M
 }
 
 // Table returns one line per length and operator.
-func (r *DeviceToeplitzResult) Table() *report.Table {
+func (r *DeviceResult) Table() *report.Table {
 	c := r.Setup
 	t := &report.Table{
 		Title: fmt.Sprintf("Toeplitz mixing on the CPU and on device %s: d=%d, SKI r=%d, m=%d (device times include host↔device copies)",
@@ -181,7 +181,7 @@ func (r *DeviceToeplitzResult) Table() *report.Table {
 }
 
 // Render writes the table.
-func (r *DeviceToeplitzResult) Render(w io.Writer) error { return r.Table().Render(w) }
+func (r *DeviceResult) Render(w io.Writer) error { return r.Table().Render(w) }
 
 // maxRelDifference returns max |a − b| relative to max(1, max |b|).
 func maxRelDifference(a, b []float64) float64 {

@@ -1,4 +1,4 @@
-package study
+package ski
 
 import (
 	"bytes"
@@ -9,13 +9,13 @@ import (
 	"testing"
 )
 
-// TestToeplitzErrorBound checks Theorem 1 of the ski-tnn paper at its
+// TestErrorBound checks Theorem 1 of the ski-tnn paper at its
 // diagnostic kernel (Matérn 5/2, ℓ = 16; n = 128 instead of 256 to keep it
 // fast): the measured SKI error
 // lies below the bound and falls as the rank grows, as does the error
 // against T itself.
-func TestToeplitzErrorBound(t *testing.T) {
-	rows, err := ToeplitzErrorBound(context.Background(), ToeplitzErrorBoundConfig{N: 128}, nil)
+func TestErrorBound(t *testing.T) {
+	rows, err := ErrorBound(context.Background(), ErrorBoundConfig{N: 128}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,19 +39,19 @@ func TestToeplitzErrorBound(t *testing.T) {
 	if q := rows[1].ToExact / rows[2].ToExact; q < 3 || q > 5 {
 		t.Errorf("error ratio r = 16 to 32 is %.2f, want about 4", q)
 	}
-	for _, c := range []ToeplitzErrorBoundConfig{{Ranks: []int{1}}, {N: 64, Ranks: []int{65}}, {N: 1 << 20}, {Lengthscale: -1}, {Ranks: []int{}}} {
-		if _, err := ToeplitzErrorBound(context.Background(), c, nil); err == nil {
+	for _, c := range []ErrorBoundConfig{{Ranks: []int{1}}, {N: 64, Ranks: []int{65}}, {N: 1 << 20}, {Lengthscale: -1}, {Ranks: []int{}}} {
+		if _, err := ErrorBound(context.Background(), c, nil); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
 	}
 }
 
-// TestToeplitzImpulse checks Theorems 2-4: the impulse responses of
+// TestImpulse checks Theorems 2-4: the impulse responses of
 // frequency-domain MLPs with smooth activations (GeLU, SiLU) decay
 // super-polynomially, ReLU's only polynomially.
-func TestToeplitzImpulse(t *testing.T) {
+func TestImpulse(t *testing.T) {
 	var calls int
-	rows, err := ToeplitzImpulse(context.Background(), ToeplitzImpulseConfig{N: 1024, Lags: []int{0, 8, 64, 512}, Seed: 1},
+	rows, err := Impulse(context.Background(), ImpulseConfig{N: 1024, Lags: []int{0, 8, 64, 512}, Seed: 1},
 		func(done, total int) { calls++ })
 	if err != nil {
 		t.Fatal(err)
@@ -76,20 +76,20 @@ func TestToeplitzImpulse(t *testing.T) {
 			t.Errorf("activation %q", r.Activation)
 		}
 	}
-	for _, c := range []ToeplitzImpulseConfig{{Activations: []string{"tanh"}}, {N: 16, Lags: []int{17}}, {Hidden: []int{0}}} {
-		if _, err := ToeplitzImpulse(context.Background(), c, nil); err == nil {
+	for _, c := range []ImpulseConfig{{Activations: []string{"tanh"}}, {N: 16, Lags: []int{17}}, {Hidden: []int{0}}} {
+		if _, err := Impulse(context.Background(), c, nil); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
 	}
 }
 
-// TestToeplitzTiming checks the timing study's rows: one per length 512,
+// TestTiming checks the timing study's rows: one per length 512,
 // 1024, 2048, positive times, the dense product only up to MaxDense, a
 // speed-up equal to FFT/SKI and a finite SKI error; and the slopes.
-func TestToeplitzTiming(t *testing.T) {
-	cfg := ToeplitzTimingConfig{Channels: 2, Inducing: 16, FilterWidth: 5, Lambda: 0.99, MaxN: 2048, MaxDense: 1024, Seed: 1}
+func TestTiming(t *testing.T) {
+	cfg := TimingConfig{Channels: 2, Inducing: 16, FilterWidth: 5, Lambda: 0.99, MaxN: 2048, MaxDense: 1024, Seed: 1}
 	var last, tot int
-	rows, err := ToeplitzTiming(context.Background(), cfg, func(done, total int) { last, tot = done, total })
+	rows, err := Timing(context.Background(), cfg, func(done, total int) { last, tot = done, total })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestToeplitzTiming(t *testing.T) {
 			t.Errorf("n = %d: SKI relative error %v", r.N, r.SKIRelErr)
 		}
 	}
-	s := ToeplitzSlopes(rows)
+	s := Slopes(rows)
 	for _, k := range []string{"dense", "fft", "ski", "fd"} {
 		if v, ok := s[k]; !ok || math.IsNaN(v) {
 			t.Errorf("slope %q missing: %v", k, s)
@@ -118,30 +118,30 @@ func TestToeplitzTiming(t *testing.T) {
 	}
 	// No filter: m = 0 is allowed.
 	cfg.FilterWidth, cfg.MaxN = 0, 512
-	if _, err := ToeplitzTiming(context.Background(), cfg, nil); err != nil {
+	if _, err := Timing(context.Background(), cfg, nil); err != nil {
 		t.Errorf("m = 0: %v", err)
 	}
-	for _, c := range []ToeplitzTimingConfig{
+	for _, c := range []TimingConfig{
 		{Channels: 1, Inducing: 1, Lambda: 0.5, MaxN: 512},
 		{Channels: 1, Inducing: 2, Lambda: 1, MaxN: 512},
 		{Channels: 1, Inducing: 2, Lambda: 0.5, MaxN: 100},
 		{Channels: 1 << 20, Inducing: 2, Lambda: 0.5, MaxN: 1 << 20},
 	} {
-		if _, err := ToeplitzTiming(context.Background(), c, nil); err == nil {
+		if _, err := Timing(context.Background(), c, nil); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
 	}
 }
 
-func TestToeplitzSlopes(t *testing.T) {
+func TestSlopes(t *testing.T) {
 	// Times exactly c·n² and c·n: slopes 2 and 1.
-	var rows []ToeplitzTimingRow
+	var rows []TimingRow
 	for _, n := range []int{512, 1024, 2048, 4096} {
 		x := float64(n)
-		rows = append(rows, ToeplitzTimingRow{N: n, FFT: 1e-9 * x, SKI: 1e-9 * x, FDCausal: 1e-9 * x * x})
+		rows = append(rows, TimingRow{N: n, FFT: 1e-9 * x, SKI: 1e-9 * x, FDCausal: 1e-9 * x * x})
 	}
 	rows[0].Dense = 1e-9 * 512 * 512
-	s := ToeplitzSlopes(rows)
+	s := Slopes(rows)
 	if math.Abs(s["fft"]-1) > 1e-9 || math.Abs(s["fd"]-2) > 1e-9 {
 		t.Errorf("slopes %v", s)
 	}
@@ -150,15 +150,15 @@ func TestToeplitzSlopes(t *testing.T) {
 	}
 }
 
-// TestToeplitzReportRender checks the text rendering against the CLI's
+// TestReportRender checks the text rendering against the CLI's
 // format.
-func TestToeplitzReportRender(t *testing.T) {
-	rep := &ToeplitzReport{
-		Decay: []ToeplitzDecayRow{{Activation: "gelu", Lags: []int{0, 1}, Magnitude: []float64{1, 0.7271}},
+func TestReportRender(t *testing.T) {
+	rep := &Report{
+		Decay: []DecayRow{{Activation: "gelu", Lags: []int{0, 1}, Magnitude: []float64{1, 0.7271}},
 			{Activation: "relu", Lags: []int{0, 1}, Magnitude: []float64{1, 0.3447}}},
-		Timing:      []ToeplitzTimingRow{{N: 512, Dense: 0.0016, FFT: 0.0053, SKI: 0.0001, FDCausal: 0.0004, SKIvsFFT: 84, SKIRelErr: 0.687}, {N: 1024, FFT: 0.0011, SKI: 0.0001, FDCausal: 0.0012, SKIvsFFT: 10.9, SKIRelErr: 0.733}},
+		Timing:      []TimingRow{{N: 512, Dense: 0.0016, FFT: 0.0053, SKI: 0.0001, FDCausal: 0.0004, SKIvsFFT: 84, SKIRelErr: 0.687}, {N: 1024, FFT: 0.0011, SKI: 0.0001, FDCausal: 0.0012, SKIvsFFT: 10.9, SKIRelErr: 0.733}},
 		Slopes:      map[string]float64{"fft": 0.94, "ski": 2.01},
-		TimingSetup: ToeplitzTimingConfig{Channels: 4, Inducing: 16, FilterWidth: 5},
+		TimingSetup: TimingConfig{Channels: 4, Inducing: 16, FilterWidth: 5},
 	}
 	var b bytes.Buffer
 	if err := rep.Render(&b); err != nil {
@@ -179,12 +179,12 @@ log-log slopes (time against n): fft 0.94  ski 2.01
 	if b.String() != want {
 		t.Errorf("rendered\n%s\nwant\n%s", b.String(), want)
 	}
-	rows, err := ToeplitzErrorBound(context.Background(), ToeplitzErrorBoundConfig{N: 64, Ranks: []int{8}}, nil)
+	rows, err := ErrorBound(context.Background(), ErrorBoundConfig{N: 64, Ranks: []int{8}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.Reset()
-	if err := (&ToeplitzReport{SKIError: rows, ErrorSetup: ToeplitzErrorBoundConfig{N: 64}}).Render(&b); err != nil {
+	if err := (&Report{SKIError: rows, ErrorSetup: ErrorBoundConfig{N: 64}}).Render(&b); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(b.String(), "SKI spectral-norm error against Theorem 1 (Matérn 5/2 kernel, ℓ = 16, n = 64, linear interpolation):\n  r  ‖E_SKI‖₂  bound") {
@@ -195,11 +195,11 @@ log-log slopes (time against n): fft 0.94  ski 2.01
 	}
 }
 
-// ExampleToeplitzErrorBound checks Theorem 1 of the ski-tnn paper: the SKI
+// ExampleErrorBound checks Theorem 1 of the ski-tnn paper: the SKI
 // error of a smooth Toeplitz matrix lies below the bound and falls with the
 // number of inducing points.
-func ExampleToeplitzErrorBound() {
-	rows, err := ToeplitzErrorBound(context.Background(), ToeplitzErrorBoundConfig{N: 128, Ranks: []int{8, 16, 32}}, nil)
+func ExampleErrorBound() {
+	rows, err := ErrorBound(context.Background(), ErrorBoundConfig{N: 128, Ranks: []int{8, 16, 32}}, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,4 +1,4 @@
-package study
+package ski
 
 import (
 	"bytes"
@@ -26,9 +26,9 @@ import (
 // the impulse responses of frequency-domain MLPs (Theorems 2-4), and the
 // timing of dense, FFT, SKI and frequency-domain operators.
 
-// ToeplitzErrorBoundConfig configures ToeplitzErrorBound. Zero values give
+// ErrorBoundConfig configures ErrorBound. Zero values give
 // the study of the paper's diagnostics: n = 256, ℓ = 16, r = 8, 16, 32, 64.
-type ToeplitzErrorBoundConfig struct {
+type ErrorBoundConfig struct {
 	// N is the size of the Toeplitz matrix (default 256; the study costs
 	// O(N³)).
 	N int
@@ -38,11 +38,11 @@ type ToeplitzErrorBoundConfig struct {
 	Ranks []int
 }
 
-// toeplitzMaxErrorN bounds N of the error study, whose dense SVDs cost
+// maxErrorN bounds N of the error study, whose dense SVDs cost
 // O(N³).
-const toeplitzMaxErrorN = 4096
+const maxErrorN = 4096
 
-func (c ToeplitzErrorBoundConfig) withDefaults() ToeplitzErrorBoundConfig {
+func (c ErrorBoundConfig) withDefaults() ErrorBoundConfig {
 	if c.N == 0 {
 		c.N = 256
 	}
@@ -56,31 +56,31 @@ func (c ToeplitzErrorBoundConfig) withDefaults() ToeplitzErrorBoundConfig {
 }
 
 // Validate reports whether the configuration can run.
-func (c ToeplitzErrorBoundConfig) Validate() error {
+func (c ErrorBoundConfig) Validate() error {
 	c = c.withDefaults()
-	if c.N < 2 || c.N > toeplitzMaxErrorN {
-		return fmt.Errorf("study: Toeplitz error study needs 2 ≤ n ≤ %d, got %d", toeplitzMaxErrorN, c.N)
+	if c.N < 2 || c.N > maxErrorN {
+		return fmt.Errorf("ski: Toeplitz error study needs 2 ≤ n ≤ %d, got %d", maxErrorN, c.N)
 	}
 	if !(c.Lengthscale > 0) || math.IsInf(c.Lengthscale, 0) {
-		return fmt.Errorf("study: Matérn length scale must be positive and finite, got %v", c.Lengthscale)
+		return fmt.Errorf("ski: Matérn length scale must be positive and finite, got %v", c.Lengthscale)
 	}
 	if len(c.Ranks) == 0 {
-		return errors.New("study: Toeplitz error study needs at least one rank")
+		return errors.New("ski: Toeplitz error study needs at least one rank")
 	}
 	for _, r := range c.Ranks {
 		if r < 2 || r > c.N {
-			return fmt.Errorf("study: SKI rank must lie in [2, n = %d], got %d", c.N, r)
+			return fmt.Errorf("ski: SKI rank must lie in [2, n = %d], got %d", c.N, r)
 		}
 	}
 	return nil
 }
 
-// ToeplitzErrorBound measures the spectral-norm error of SKI (linear
+// ErrorBound measures the spectral-norm error of SKI (linear
 // interpolation) for the n×n Toeplitz matrix of the Matérn 5/2 kernel with
 // r inducing points, with the bound of Theorem 1 (|k”| ≤ 5/(3ℓ²)). The
 // measured error lies below the bound and falls with r. Progress counts
 // the ranks.
-func ToeplitzErrorBound(ctx context.Context, cfg ToeplitzErrorBoundConfig, progress func(done, total int)) ([]*toeplitz.SKIErrorReport, error) {
+func ErrorBound(ctx context.Context, cfg ErrorBoundConfig, progress func(done, total int)) ([]*toeplitz.SKIErrorReport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -96,29 +96,29 @@ func ToeplitzErrorBound(ctx context.Context, cfg ToeplitzErrorBoundConfig, progr
 			return nil, err
 		}
 		out = append(out, e)
-		toeplitzProgress(progress, i+1, len(cfg.Ranks))
+		reportProgress(progress, i+1, len(cfg.Ranks))
 	}
 	return out, nil
 }
 
-func toeplitzProgress(progress func(done, total int), done, total int) {
+func reportProgress(progress func(done, total int), done, total int) {
 	if progress != nil {
 		progress(done, total)
 	}
 }
 
-// ToeplitzDecayRow is the impulse response of one random frequency-domain
+// DecayRow is the impulse response of one random frequency-domain
 // MLP: |k[t]|/|k[0]| at the given lags.
-type ToeplitzDecayRow struct {
+type DecayRow struct {
 	Activation string    `json:"activation"`
 	Lags       []int     `json:"lags"`
 	Magnitude  []float64 `json:"magnitude"`
 }
 
-// ToeplitzImpulseConfig configures ToeplitzImpulse. Zero values give the
+// ImpulseConfig configures Impulse. Zero values give the
 // paper's diagnostics: GeLU, SiLU and ReLU MLPs with two hidden layers of
 // 32, n = 4096, lags 0, 1, 2, 4, …, 512.
-type ToeplitzImpulseConfig struct {
+type ImpulseConfig struct {
 	// Activations are names accepted by toeplitz.ActivationByName.
 	Activations []string
 	// Hidden are the hidden widths of the MLPs.
@@ -131,10 +131,10 @@ type ToeplitzImpulseConfig struct {
 	Seed uint64
 }
 
-// toeplitzMaxImpulseN bounds N of the impulse study.
-const toeplitzMaxImpulseN = 1 << 24
+// maxImpulseN bounds N of the impulse study.
+const maxImpulseN = 1 << 24
 
-func (c ToeplitzImpulseConfig) withDefaults() ToeplitzImpulseConfig {
+func (c ImpulseConfig) withDefaults() ImpulseConfig {
 	if c.Activations == nil {
 		c.Activations = []string{"gelu", "silu", "relu"}
 	}
@@ -151,10 +151,10 @@ func (c ToeplitzImpulseConfig) withDefaults() ToeplitzImpulseConfig {
 }
 
 // Validate reports whether the configuration can run.
-func (c ToeplitzImpulseConfig) Validate() error {
+func (c ImpulseConfig) Validate() error {
 	c = c.withDefaults()
 	if len(c.Activations) == 0 {
-		return errors.New("study: impulse study needs at least one activation")
+		return errors.New("ski: impulse study needs at least one activation")
 	}
 	for _, a := range c.Activations {
 		if _, err := toeplitz.ActivationByName(a); err != nil {
@@ -162,31 +162,31 @@ func (c ToeplitzImpulseConfig) Validate() error {
 		}
 	}
 	for _, h := range c.Hidden {
-		if err := limits.Dim("study: MLP hidden width", h); err != nil {
+		if err := limits.Dim("ski: MLP hidden width", h); err != nil {
 			return err
 		}
 	}
-	if c.N < 1 || c.N > toeplitzMaxImpulseN {
-		return fmt.Errorf("study: impulse study needs 1 ≤ n ≤ %d, got %d", toeplitzMaxImpulseN, c.N)
+	if c.N < 1 || c.N > maxImpulseN {
+		return fmt.Errorf("ski: impulse study needs 1 ≤ n ≤ %d, got %d", maxImpulseN, c.N)
 	}
 	for _, l := range c.Lags {
 		if l < 0 || l > c.N {
-			return fmt.Errorf("study: lag %d outside [0, n = %d]", l, c.N)
+			return fmt.Errorf("ski: lag %d outside [0, n = %d]", l, c.N)
 		}
 	}
 	return nil
 }
 
-// ToeplitzImpulse returns the impulse responses |k[t]|/|k[0]| of random
+// Impulse returns the impulse responses |k[t]|/|k[0]| of random
 // frequency-domain MLPs of cos ω, one per activation: they decay fast
 // (super-polynomially) for the smooth GeLU and SiLU and slowly for ReLU
 // (Theorems 2-4). Progress counts the activations.
-func ToeplitzImpulse(ctx context.Context, cfg ToeplitzImpulseConfig, progress func(done, total int)) ([]ToeplitzDecayRow, error) {
+func Impulse(ctx context.Context, cfg ImpulseConfig, progress func(done, total int)) ([]DecayRow, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	var out []ToeplitzDecayRow
+	var out []DecayRow
 	for i, act := range cfg.Activations {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -195,19 +195,19 @@ func ToeplitzImpulse(ctx context.Context, cfg ToeplitzImpulseConfig, progress fu
 		if err != nil {
 			return nil, err
 		}
-		row := ToeplitzDecayRow{Activation: act, Lags: append([]int(nil), cfg.Lags...)}
+		row := DecayRow{Activation: act, Lags: append([]int(nil), cfg.Lags...)}
 		for _, l := range cfg.Lags {
 			row.Magnitude = append(row.Magnitude, dc.K[l])
 		}
 		out = append(out, row)
-		toeplitzProgress(progress, i+1, len(cfg.Activations))
+		reportProgress(progress, i+1, len(cfg.Activations))
 	}
 	return out, nil
 }
 
-// ToeplitzTimingRow is one sequence length of the timing study: seconds
+// TimingRow is one sequence length of the timing study: seconds
 // per operator application of d channels.
-type ToeplitzTimingRow struct {
+type TimingRow struct {
 	N int `json:"n"`
 	// Dense is the direct O(n²) product (0: not measured at this n).
 	Dense    float64 `json:"dense_seconds,omitempty"`
@@ -221,8 +221,8 @@ type ToeplitzTimingRow struct {
 	SKIRelErr float64 `json:"ski_relative_error"`
 }
 
-// ToeplitzTimingConfig configures ToeplitzTiming.
-type ToeplitzTimingConfig struct {
+// TimingConfig configures Timing.
+type TimingConfig struct {
 	// Channels is the number d of channels (positive).
 	Channels int
 	// Inducing is the number r of SKI inducing points (at least 2; min(r,
@@ -243,28 +243,28 @@ type ToeplitzTimingConfig struct {
 }
 
 // Validate reports whether the configuration can run.
-func (c ToeplitzTimingConfig) Validate() error {
+func (c TimingConfig) Validate() error {
 	if c.Channels <= 0 || c.FilterWidth < 0 || c.Inducing < 2 || c.MaxN < 512 {
-		return fmt.Errorf("study: Toeplitz timing needs d > 0, m ≥ 0, r ≥ 2 and max n ≥ 512 (got d=%d, m=%d, r=%d, max n=%d)",
+		return fmt.Errorf("ski: Toeplitz timing needs d > 0, m ≥ 0, r ≥ 2 and max n ≥ 512 (got d=%d, m=%d, r=%d, max n=%d)",
 			c.Channels, c.FilterWidth, c.Inducing, c.MaxN)
 	}
 	if !(c.Lambda > 0 && c.Lambda < 1) {
-		return fmt.Errorf("study: λ must lie in (0, 1), got %v", c.Lambda)
+		return fmt.Errorf("ski: λ must lie in (0, 1), got %v", c.Lambda)
 	}
 	if c.MaxN > limits.MaxDim {
-		return fmt.Errorf("study: max n must be at most %d, got %d", limits.MaxDim, c.MaxN)
+		return fmt.Errorf("ski: max n must be at most %d, got %d", limits.MaxDim, c.MaxN)
 	}
 	if _, err := limits.Matrix("Toeplitz timing input", c.MaxN, c.Channels); err != nil {
-		return fmt.Errorf("study: %w", err)
+		return fmt.Errorf("ski: %w", err)
 	}
 	if _, err := limits.Matrix("Toeplitz timing filters", c.Channels, c.FilterWidth); err != nil {
-		return fmt.Errorf("study: %w", err)
+		return fmt.Errorf("ski: %w", err)
 	}
 	return nil
 }
 
-// toeplitzTimingLengths returns 512, 1024, … ≤ maxN.
-func toeplitzTimingLengths(maxN int) []int {
+// timingLengths returns 512, 1024, … ≤ maxN.
+func timingLengths(maxN int) []int {
 	var ns []int
 	for n := 512; n <= maxN; n *= 2 {
 		ns = append(ns, n)
@@ -272,14 +272,14 @@ func toeplitzTimingLengths(maxN int) []int {
 	return ns
 }
 
-// ToeplitzTiming times, for n = 512, 1024, … MaxN and d channels of
+// Timing times, for n = 512, 1024, … MaxN and d channels of
 // piecewise-linear positional kernels plus a sparse filter, the operator
 // applied by FFT (O(n log n)), by SKI with r inducing points, by the causal
 // frequency-domain operator of a GeLU MLP, and (n ≤ MaxDense) by direct
 // O(n²) products; it reports the SKI error against the FFT output. The
 // warp λ_n = λ^(512/n) spans the same fraction of every length, so the
 // SKI error is comparable across n. Progress counts the lengths.
-func ToeplitzTiming(ctx context.Context, cfg ToeplitzTimingConfig, progress func(done, total int)) ([]ToeplitzTimingRow, error) {
+func Timing(ctx context.Context, cfg TimingConfig, progress func(done, total int)) ([]TimingRow, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -292,17 +292,17 @@ func ToeplitzTiming(ctx context.Context, cfg ToeplitzTimingConfig, progress func
 	if err != nil {
 		return nil, err
 	}
-	ns := toeplitzTimingLengths(cfg.MaxN)
-	var out []ToeplitzTimingRow
+	ns := timingLengths(cfg.MaxN)
+	var out []TimingRow
 	for i, n := range ns {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		x, filters, kernels, ts, err := toeplitzTimingInputs(cfg, rpe, n)
+		x, filters, kernels, ts, err := timingInputs(cfg, rpe, n)
 		if err != nil {
 			return nil, err
 		}
-		p := ToeplitzTimingRow{N: n}
+		p := TimingRow{N: n}
 		op, err := toeplitz.NewOperator(ts)
 		if err != nil {
 			return nil, err
@@ -324,7 +324,7 @@ func ToeplitzTiming(ctx context.Context, cfg ToeplitzTimingConfig, progress func
 		}
 		p.SKI = time.Since(t0).Seconds()
 		if p.SKIRelErr, err = kernel.RelativeError(yFFT, ySKI); err != nil {
-			return nil, fmt.Errorf("study: Toeplitz timing, n = %d: SKI error: %w", n, err)
+			return nil, fmt.Errorf("ski: Toeplitz timing, n = %d: SKI error: %w", n, err)
 		}
 		p.SKIvsFFT = p.FFT / p.SKI
 		fd, err := toeplitz.NewCausalFD(n, toeplitz.MLPResponse(mlp))
@@ -344,17 +344,17 @@ func ToeplitzTiming(ctx context.Context, cfg ToeplitzTimingConfig, progress func
 			p.Dense = time.Since(t0).Seconds()
 		}
 		out = append(out, p)
-		toeplitzProgress(progress, i+1, len(ns))
+		reportProgress(progress, i+1, len(ns))
 	}
 	return out, nil
 }
 
-// ToeplitzSlopes fits log time against log n by least squares: "fft",
+// Slopes fits log time against log n by least squares: "fft",
 // "ski" and "fd" over the upper half of the lengths, "dense" over every
 // length where it was measured. Methods with fewer than two positive times
 // are left out.
-func ToeplitzSlopes(rows []ToeplitzTimingRow) map[string]float64 {
-	fit := func(rs []ToeplitzTimingRow, get func(ToeplitzTimingRow) float64) float64 {
+func Slopes(rows []TimingRow) map[string]float64 {
+	fit := func(rs []TimingRow, get func(TimingRow) float64) float64 {
 		var x, y []float64
 		for _, p := range rs {
 			if v := get(p); v > 0 {
@@ -370,10 +370,10 @@ func ToeplitzSlopes(rows []ToeplitzTimingRow) map[string]float64 {
 	}
 	upper := rows[len(rows)/2:]
 	s := map[string]float64{
-		"fft":   fit(upper, func(p ToeplitzTimingRow) float64 { return p.FFT }),
-		"ski":   fit(upper, func(p ToeplitzTimingRow) float64 { return p.SKI }),
-		"fd":    fit(upper, func(p ToeplitzTimingRow) float64 { return p.FDCausal }),
-		"dense": fit(rows, func(p ToeplitzTimingRow) float64 { return p.Dense }),
+		"fft":   fit(upper, func(p TimingRow) float64 { return p.FFT }),
+		"ski":   fit(upper, func(p TimingRow) float64 { return p.SKI }),
+		"fd":    fit(upper, func(p TimingRow) float64 { return p.FDCausal }),
+		"dense": fit(rows, func(p TimingRow) float64 { return p.Dense }),
 	}
 	for k, v := range s {
 		if math.IsNaN(v) {
@@ -383,24 +383,24 @@ func ToeplitzSlopes(rows []ToeplitzTimingRow) map[string]float64 {
 	return s
 }
 
-// ToeplitzReport gathers the Toeplitz studies of one run, as the CLI
+// Report gathers the Toeplitz studies of one run, as the CLI
 // prints them.
-type ToeplitzReport struct {
+type Report struct {
 	SKIError []*toeplitz.SKIErrorReport `json:"ski_error,omitempty"`
-	Decay    []ToeplitzDecayRow         `json:"decay,omitempty"`
-	Timing   []ToeplitzTimingRow        `json:"timing,omitempty"`
-	// Slopes are ToeplitzSlopes(Timing).
+	Decay    []DecayRow                 `json:"decay,omitempty"`
+	Timing   []TimingRow                `json:"timing,omitempty"`
+	// Slopes are Slopes(Timing).
 	Slopes map[string]float64 `json:"slopes,omitempty"`
 	// The studies' configurations, for the tables' titles (zero values
 	// mean the defaults).
-	ErrorSetup   ToeplitzErrorBoundConfig `json:"-"`
-	ImpulseSetup ToeplitzImpulseConfig    `json:"-"`
-	TimingSetup  ToeplitzTimingConfig     `json:"-"`
+	ErrorSetup   ErrorBoundConfig `json:"-"`
+	ImpulseSetup ImpulseConfig    `json:"-"`
+	TimingSetup  TimingConfig     `json:"-"`
 }
 
 // ErrorTable returns the table of the SKI error study (its title is
 // printed by Render).
-func (r *ToeplitzReport) ErrorTable() *report.Table {
+func (r *Report) ErrorTable() *report.Table {
 	t := &report.Table{Header: []string{"r", "‖E_SKI‖₂", "bound", "‖E_nyst‖₂", "‖WAWᵀ−T‖₂/‖T‖₂"}}
 	for _, e := range r.SKIError {
 		t.Add(e.R, report.F(e.Measured, 4), report.F(e.Bound, 4), report.F(e.Nystrom, 4), report.F(e.ToExact, 4))
@@ -410,7 +410,7 @@ func (r *ToeplitzReport) ErrorTable() *report.Table {
 
 // DecayTable returns the table of the impulse responses, one column per
 // activation (its title is printed by Render).
-func (r *ToeplitzReport) DecayTable() *report.Table {
+func (r *Report) DecayTable() *report.Table {
 	t := &report.Table{Header: []string{"t"}}
 	if len(r.Decay) == 0 {
 		return t
@@ -430,7 +430,7 @@ func (r *ToeplitzReport) DecayTable() *report.Table {
 
 // TimingTable returns the table of the timing study (its title and the
 // slopes are printed by Render).
-func (r *ToeplitzReport) TimingTable() *report.Table {
+func (r *Report) TimingTable() *report.Table {
 	t := &report.Table{Header: []string{"n", "dense", "FFT", "SKI", "FD causal", "SKI speed-up", "SKI rel. error"}}
 	for _, p := range r.Timing {
 		dense := "-"
@@ -443,8 +443,8 @@ func (r *ToeplitzReport) TimingTable() *report.Table {
 	return t
 }
 
-// toeplitzHidden describes hidden widths as "2×32" when they are equal.
-func toeplitzHidden(h []int) string {
+// hiddenWidths describes hidden widths as "2×32" when they are equal.
+func hiddenWidths(h []int) string {
 	for _, v := range h {
 		if v != h[0] {
 			s := make([]string, len(h))
@@ -461,7 +461,7 @@ func toeplitzHidden(h []int) string {
 }
 
 // Render writes the text report: the tables of the studies that ran.
-func (r *ToeplitzReport) Render(w io.Writer) error {
+func (r *Report) Render(w io.Writer) error {
 	var b bytes.Buffer
 	if len(r.SKIError) > 0 {
 		e := r.ErrorSetup.withDefaults()
@@ -472,7 +472,7 @@ func (r *ToeplitzReport) Render(w io.Writer) error {
 	}
 	if len(r.Decay) > 0 {
 		im := r.ImpulseSetup.withDefaults()
-		fmt.Fprintf(&b, "\nimpulse responses |k[t]|/|k[0]| of random frequency-domain MLPs (%s hidden, n = %d):\n", toeplitzHidden(im.Hidden), im.N)
+		fmt.Fprintf(&b, "\nimpulse responses |k[t]|/|k[0]| of random frequency-domain MLPs (%s hidden, n = %d):\n", hiddenWidths(im.Hidden), im.N)
 		if err := r.DecayTable().Render(&b); err != nil {
 			return err
 		}
@@ -497,7 +497,7 @@ func (r *ToeplitzReport) Render(w io.Writer) error {
 
 // Plot returns the log-log plot of the impulse responses (positive lags,
 // magnitudes above 10⁻³⁰⁰); nil without decay rows.
-func (r *ToeplitzReport) Plot() *report.Plot {
+func (r *Report) Plot() *report.Plot {
 	if len(r.Decay) == 0 {
 		return nil
 	}
@@ -519,12 +519,12 @@ func (r *ToeplitzReport) Plot() *report.Plot {
 	return p
 }
 
-// toeplitzTimingInputs draws the inputs of one length n of the Toeplitz
-// timing studies (ToeplitzTiming, DeviceToeplitz): a random n×d sequence,
+// timingInputs draws the inputs of one length n of the Toeplitz
+// timing studies (Timing, CompareDevice): a random n×d sequence,
 // per channel a random sparse filter of cfg.FilterWidth taps, the RPE
 // kernel with the warp λ^(512/n), and the Toeplitz matrices of kernel plus
 // filter.
-func toeplitzTimingInputs(cfg ToeplitzTimingConfig, rpe *toeplitz.PiecewiseLinear, n int) (*mat.Dense, [][]float64, []func(float64) float64, []*toeplitz.Toeplitz, error) {
+func timingInputs(cfg TimingConfig, rpe *toeplitz.PiecewiseLinear, n int) (*mat.Dense, [][]float64, []func(float64) float64, []*toeplitz.Toeplitz, error) {
 	g := sampler.Gaussian{}
 	d, m := cfg.Channels, cfg.FilterWidth
 	x, err := g.Sample(n, d, cfg.Seed+uint64(n))
