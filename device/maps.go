@@ -53,9 +53,12 @@ var (
 // with their log-domain stabilisation, softmax trig, the arc-cosine
 // Heaviside, ReLU and squared-ReLU maps), the ReLU-SNNK towers
 // (*snnk.ReLU), the skewed χ² map (*features.SkewedChi2) and the Nyström
-// maps of the RBF, softmax and polynomial kernels (*nystrom.Map); a
-// *Map is recompiled for d. Any other map is an error naming it ("device:
-// map … has no device form"): there is no silent fallback to the CPU. The
+// maps of the RBF, softmax and polynomial kernels (*nystrom.Map), and the
+// fitted OPRF (FAVOR++) and SDERF (FAVOR#) maps of package prf (*prf.Map,
+// evaluated with the parameters prf fitted on the CPU); a *Map is
+// recompiled for d. Any other map is an error naming it ("device: map …
+// has no device form"): there is no silent fallback to the CPU. The ADERF
+// pair of package prf compiles with Pair, a map for each side. The
 // asymmetric hybrid estimators have no fused form; their projections run
 // on the device through the projector seam (Projectors). A map whose
 // projection was replaced by a projector (features.WithProjectors) runs
@@ -161,7 +164,8 @@ func (m *Map) Transform(dst, x *mat.Dense) error {
 
 // TransformScaled writes the row-scaled features ẑ(x_i) = exp(−s_i)·z(x_i)
 // and returns the s_i (features.ScaledTransformer): for the positive and
-// hyperbolic forms the largest exponent of each row is subtracted before
+// hyperbolic forms and the prf maps (OPRF, SDERF, the sides of ADERF) the
+// largest exponent of each row is subtracted before
 // the exponential (log-domain stabilisation, so no feature exceeds 1),
 // the trigonometric forms return their exponential prefactor as s_i, and
 // the bounded forms s_i = 0.

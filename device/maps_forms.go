@@ -13,6 +13,7 @@ import (
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/kernel"
 	"github.com/kernelkit/kernelkit/nystrom"
+	"github.com/kernelkit/kernelkit/prf"
 	"github.com/kernelkit/kernelkit/snnk"
 )
 
@@ -83,6 +84,8 @@ func formOf(t features.Transformer) (*mapForm, error) {
 		return skewedForm(m), nil
 	case *nystrom.Map:
 		return nystromForm(m)
+	case *prf.Map:
+		return prfMapForm(m), nil
 	}
 	return nil, noForm(t)
 }

@@ -407,6 +407,22 @@ func (pr *Pair) KeyScaled(dst, y *mat.Dense) ([]float64, error) {
 // the parameter a; the matrices are shared with the pair.
 func (pr *Pair) Transforms() (p, pinvT *mat.Dense, a float64) { return pr.p, pr.pinvT, pr.a }
 
+// QueryProjection returns the evaluated query map z_j(x) = exp((W_eff
+// x)_j + off_j − ½·xᵀGx): the effective m×d projection W_eff =
+// √(1−4a)·W·P, the offsets off_j (the log prefactor included) and the
+// d×d matrix G = PᵀP (see the package documentation); the device forms
+// use them. The slices and matrices are shared with the pair and must
+// not be modified.
+func (pr *Pair) QueryProjection() (w *mat.Dense, off []float64, gram *mat.Dense) {
+	return pr.q.weff, pr.q.off, pr.q.gram
+}
+
+// KeyProjection is QueryProjection for the key map, with P⁻ᵀ in place of
+// P.
+func (pr *Pair) KeyProjection() (w *mat.Dense, off []float64, gram *mat.Dense) {
+	return pr.k.weff, pr.k.off, pr.k.gram
+}
+
 // Kernel returns the softmax kernel.
 func (pr *Pair) Kernel() kernel.Kernel { return kernel.Softmax{} }
 
