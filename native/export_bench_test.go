@@ -23,7 +23,7 @@ func BenchToeplitzForms(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("n=%d/%s", n, name), func(b *testing.B) {
 				var tp *toeplitzFFT[float32]
-				withFormB(form, func() { tp = newToeplitzFFT[float32](n, e) })
+				withForm(form, func() { tp = newToeplitzFFT[float32](n, e) })
 				x := make([]float32, B*n*e)
 				coef := make([]float32, (2*n-1)*e)
 				for i := range x {
@@ -45,11 +45,3 @@ func BenchToeplitzForms(b *testing.B) {
 // ProcessCPU is processCPU for the external benchmarks: the process's CPU
 // time so far in nanoseconds (0 where unavailable).
 var ProcessCPU = processCPU
-
-// withFormB runs fn with the Toeplitz products forced to form.
-func withFormB(form string, fn func()) {
-	saved := toeplitzForce
-	defer func() { toeplitzForce = saved }()
-	toeplitzForce = form
-	fn()
-}
