@@ -59,20 +59,31 @@ func Exp32Normal(x float32) float32 {
 // must be at least as long as src (it panics otherwise) and may be src.
 func Sigmoid32(dst, src []float32) {
 	dst = dst[:len(src)]
+	blocks8(len(src), func(i int) int { return sigmoid32Kernel(dst[i:], src[i:]) },
+		func(i int) { dst[i] = 1 / (1 + Exp32(-src[i])) })
+}
+
+// blocks8 runs an AVX2 kernel over [0, n) and the scalar form on what it
+// leaves: kernel(i) does elements from i on, eight at a time, and returns
+// how many (a multiple of eight; it stops before a block it cannot take,
+// an argument out of its range); scalar(i) does element i. The scalar
+// form takes that block of eight, or the tail, and the kernel resumes
+// after it. Without AVX2 the scalar form does everything.
+func blocks8(n int, kernel func(i int) int, scalar func(i int)) {
 	i := 0
-	for i < len(src) {
+	for i < n {
 		if haveAVX2 {
-			i += sigmoid32Kernel(dst[i:], src[i:])
-			if i >= len(src) {
+			i += kernel(i)
+			if i >= n {
 				return
 			}
 		}
-		end := min(i+8, len(src))
+		end := min(i+8, n)
 		if !haveAVX2 {
-			end = len(src)
+			end = n
 		}
 		for ; i < end; i++ {
-			dst[i] = 1 / (1 + Exp32(-src[i]))
+			scalar(i)
 		}
 	}
 }
@@ -82,22 +93,8 @@ func Sigmoid32(dst, src []float32) {
 // at least as long as src (it panics otherwise) and may be src.
 func Exp32Slice(dst, src []float32) {
 	dst = dst[:len(src)]
-	i := 0
-	for i < len(src) {
-		if haveAVX2 {
-			i += exp32Kernel(dst[i:], src[i:])
-			if i >= len(src) {
-				return
-			}
-		}
-		end := min(i+8, len(src))
-		if !haveAVX2 {
-			end = len(src)
-		}
-		for ; i < end; i++ {
-			dst[i] = Exp32(src[i])
-		}
-	}
+	blocks8(len(src), func(i int) int { return exp32Kernel(dst[i:], src[i:]) },
+		func(i int) { dst[i] = Exp32(src[i]) })
 }
 
 // Constants of GELU32: Abramowitz and Stegun 7.1.26 for erf.
@@ -140,20 +137,6 @@ func GELU32(x float32) (y, dy float32) {
 // dy must be at least as long as x (it panics otherwise).
 func GELU32Slice(y, dy, x []float32) {
 	y, dy = y[:len(x)], dy[:len(x)]
-	i := 0
-	for i < len(x) {
-		if haveAVX2 {
-			i += gelu32Kernel(y[i:], dy[i:], x[i:])
-			if i >= len(x) {
-				return
-			}
-		}
-		end := min(i+8, len(x))
-		if !haveAVX2 {
-			end = len(x)
-		}
-		for ; i < end; i++ {
-			y[i], dy[i] = GELU32(x[i])
-		}
-	}
+	blocks8(len(x), func(i int) int { return gelu32Kernel(y[i:], dy[i:], x[i:]) },
+		func(i int) { y[i], dy[i] = GELU32(x[i]) })
 }
