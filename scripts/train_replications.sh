@@ -18,7 +18,9 @@
 #            resumes where it stopped (a run longer than one shell command
 #            is this command repeated, or run in the background; SIGINT
 #            writes the checkpoint before it exits); the evaluations go to
-#            OUTDIR/long-MODEL-sSEED.log as they happen. Defaults:
+#            OUTDIR/long-MODEL-sSEED.log as they happen; a finished run (its
+#            JSON report written) is skipped, so the same command run again
+#            goes on with the next. Defaults:
 #            L=512 WIDTH=64 DEPTH=4 BATCH=32 STEPS=5000 (LRA's budget of 160k
 #            examples), NTRAIN=40000, MODELS=fd-tnn, SEEDS=1, EVAL=250.
 #
@@ -62,6 +64,10 @@ long)
   L=${L_LONG:-512}
   for m in ${MODELS:-fd-tnn}; do
     for seed in ${SEEDS:-1}; do
+      if [ -s "$out/long-$m-s$seed.json" ]; then
+        echo "== $m seed $seed: done ($out/long-$m-s$seed.json)"
+        continue
+      fi
       echo "== $m seed $seed"
       "$kk" train --task listops --model "$m" --length "$L" --width "${WIDTH_LONG:-64}" --depth "${DEPTH_LONG:-4}" \
         --batch "${BATCH_LONG:-32}" --steps "${STEPS_LONG:-5000}" --lr "${LR_LONG:-1e-3}" --warmup "${WARMUP_LONG:-250}" \
