@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kernelkit/kernelkit/report"
-	"github.com/kernelkit/kernelkit/study"
+	"github.com/kernelkit/kernelkit/study/nnkernel"
 )
 
 type snnkOptions struct {
@@ -73,7 +73,7 @@ func runSNNK(cmd *cobra.Command, o *snnkOptions) error {
 	switch o.which {
 	case "pointwise":
 		update, finish := progress("pointwise")
-		res, err := study.SNNKPointwise(ctx, study.SNNKPointwiseConfig{Features: o.features, Draws: o.draws, Seed: o.seed}, update)
+		res, err := nnkernel.Pointwise(ctx, nnkernel.PointwiseConfig{Features: o.features, Draws: o.draws, Seed: o.seed}, update)
 		finish()
 		if err != nil {
 			return err
@@ -90,7 +90,7 @@ func runSNNK(cmd *cobra.Command, o *snnkOptions) error {
 		_, err = fmt.Fprintf(w, "plot written to %s\n", o.plot)
 		return err
 	case "bundle":
-		res, err := study.SNNKBundle(ctx, study.SNNKBundleConfig{Features: o.features, Seed: o.seed}, nil)
+		res, err := nnkernel.Bundle(ctx, nnkernel.BundleConfig{Features: o.features, Seed: o.seed}, nil)
 		if err != nil {
 			return err
 		}
@@ -102,7 +102,7 @@ func runSNNK(cmd *cobra.Command, o *snnkOptions) error {
 		if len(o.data) == 0 {
 			return errors.New("--data names no data set")
 		}
-		all := &study.SNNKClassifyResult{}
+		all := &nnkernel.ClassifyResult{}
 		for _, path := range o.data {
 			path = strings.TrimSpace(path)
 			name := strings.TrimSuffix(filepath.Base(path), ".csv")
@@ -111,7 +111,7 @@ func runSNNK(cmd *cobra.Command, o *snnkOptions) error {
 				return err
 			}
 			update, finish := progress(name)
-			res, err := study.SNNKClassify(ctx, study.SNNKClassifyConfig{Name: name, Train: train, Test: test,
+			res, err := nnkernel.Classify(ctx, nnkernel.ClassifyConfig{Name: name, Train: train, Test: test,
 				Hidden: o.hidden, M: o.m, Epochs: o.epochs, Seeds: o.seeds, Seed: o.seed}, update)
 			finish()
 			if err != nil {

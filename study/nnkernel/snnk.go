@@ -1,4 +1,4 @@
-package study
+package nnkernel
 
 import (
 	"context"
@@ -28,9 +28,9 @@ import (
 // of Sec. 4.1, the bundled network of Sec. 3.3 and the classification
 // experiments (Sec. 4.2, App. J).
 
-// SNNKPointRow is the relative error of one estimator at m random features:
+// PointRow is the relative error of one estimator at m random features:
 // mean and sample standard deviation over independent draws.
-type SNNKPointRow struct {
+type PointRow struct {
 	// Layer is "sin" (the URF estimate of sin(wᵀx + 0.5)), "relu" (the
 	// ReLU-SNNK estimate of ½K₁(x, w)) or "bundle".
 	Layer    string  `json:"layer"`
@@ -39,11 +39,11 @@ type SNNKPointRow struct {
 	StdRel   float64 `json:"std_rel_error"`
 }
 
-// snnkPointwiseDim is the input dimension of Sec. 4.1.
-const snnkPointwiseDim = 2000
+// pointwiseDim is the input dimension of Sec. 4.1.
+const pointwiseDim = 2000
 
-// SNNKPointwiseConfig configures SNNKPointwise.
-type SNNKPointwiseConfig struct {
+// PointwiseConfig configures Pointwise.
+type PointwiseConfig struct {
 	// Features are the feature counts m (each positive).
 	Features []int
 	// Draws is the number of independent draws per m (at least 2).
@@ -53,41 +53,41 @@ type SNNKPointwiseConfig struct {
 }
 
 // Validate reports whether the configuration can run.
-func (c SNNKPointwiseConfig) Validate() error {
+func (c PointwiseConfig) Validate() error {
 	if len(c.Features) == 0 {
-		return errors.New("study: SNNK pointwise needs at least one feature count")
+		return errors.New("nnkernel: SNNK pointwise needs at least one feature count")
 	}
 	for _, m := range c.Features {
-		if err := limits.Dim("study: SNNK feature count", m); err != nil {
+		if err := limits.Dim("nnkernel: SNNK feature count", m); err != nil {
 			return err
 		}
-		if _, err := limits.Matrix("SNNK projection", m, snnkPointwiseDim); err != nil {
-			return fmt.Errorf("study: %w", err)
+		if _, err := limits.Matrix("SNNK projection", m, pointwiseDim); err != nil {
+			return fmt.Errorf("nnkernel: %w", err)
 		}
 	}
 	if c.Draws < 2 {
-		return fmt.Errorf("study: SNNK pointwise needs at least 2 draws, got %d", c.Draws)
+		return fmt.Errorf("nnkernel: SNNK pointwise needs at least 2 draws, got %d", c.Draws)
 	}
 	return nil
 }
 
-// SNNKPointwiseResult holds the rows of SNNKPointwise with its
+// PointwiseResult holds the rows of Pointwise with its
 // configuration.
-type SNNKPointwiseResult struct {
-	Config SNNKPointwiseConfig
-	Rows   []SNNKPointRow
+type PointwiseResult struct {
+	Config PointwiseConfig
+	Rows   []PointRow
 }
 
-// SNNKPointwise reproduces Sec. 4.1 of the SNNK paper: d = 2000, l = 1,
+// Pointwise reproduces Sec. 4.1 of the SNNK paper: d = 2000, l = 1,
 // entries of w and x drawn Unif(0,1)/√d; the mean relative error of the URF
 // estimate of sin(wᵀx + 0.5) and of the ReLU-SNNK estimate of ½K₁(x, w)
 // over Draws draws of the towers, for each m. The error falls like 1/√m.
 // Progress counts the draws.
-func SNNKPointwise(ctx context.Context, cfg SNNKPointwiseConfig, progress func(done, total int)) (*SNNKPointwiseResult, error) {
+func Pointwise(ctx context.Context, cfg PointwiseConfig, progress func(done, total int)) (*PointwiseResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	const d, b = snnkPointwiseDim, 0.5
+	const d, b = pointwiseDim, 0.5
 	r := rng.New(cfg.Seed)
 	x := mat.NewDense(1, d, nil)
 	w := mat.NewDense(1, d, nil)
@@ -97,7 +97,7 @@ func SNNKPointwise(ctx context.Context, cfg SNNKPointwiseConfig, progress func(d
 	}
 	z := mat.Dot(x.RowView(0), w.RowView(0))
 	targets := map[string]float64{"sin": math.Sin(z + b), "relu": snnk.ReLUTarget(x.RawRowView(0), w.RawRowView(0))}
-	res := &SNNKPointwiseResult{Config: cfg}
+	res := &PointwiseResult{Config: cfg}
 	total, done := 2*len(cfg.Features)*cfg.Draws, 0
 	for _, layer := range []string{"sin", "relu"} {
 		for _, m := range cfg.Features {
@@ -128,25 +128,25 @@ func SNNKPointwise(ctx context.Context, cfg SNNKPointwiseConfig, progress func(d
 				est := mat.Dot(phi.RowView(0), psi.RowView(0))
 				rel = append(rel, math.Abs(est-targets[layer])/math.Abs(targets[layer]))
 				done++
-				snnkProgress(progress, done, total)
+				reportProgress(progress, done, total)
 			}
 			mean, sd := stat.MeanStdDev(rel, nil)
-			res.Rows = append(res.Rows, SNNKPointRow{Layer: layer, Features: m, MeanRel: mean, StdRel: sd})
+			res.Rows = append(res.Rows, PointRow{Layer: layer, Features: m, MeanRel: mean, StdRel: sd})
 		}
 	}
 	return res, nil
 }
 
-func snnkProgress(progress func(done, total int), done, total int) {
+func reportProgress(progress func(done, total int), done, total int) {
 	if progress != nil {
 		progress(done, total)
 	}
 }
 
 // Table returns the text table of the pointwise study.
-func (r *SNNKPointwiseResult) Table() *report.Table {
+func (r *PointwiseResult) Table() *report.Table {
 	t := &report.Table{
-		Title:  fmt.Sprintf("SNNK pointwise estimation (Sec. 4.1): d = %d, entries Unif(0,1)/√d, %d draws; mean relative error", snnkPointwiseDim, r.Config.Draws),
+		Title:  fmt.Sprintf("SNNK pointwise estimation (Sec. 4.1): d = %d, entries Unif(0,1)/√d, %d draws; mean relative error", pointwiseDim, r.Config.Draws),
 		Header: []string{"layer", "m", "mean rel. error", "± std"},
 	}
 	for _, w := range r.Rows {
@@ -156,9 +156,9 @@ func (r *SNNKPointwiseResult) Table() *report.Table {
 }
 
 // Plot returns the log-log plot of the mean relative error against m.
-func (r *SNNKPointwiseResult) Plot() *report.Plot {
+func (r *PointwiseResult) Plot() *report.Plot {
 	p := &report.Plot{
-		Title:  fmt.Sprintf("SNNK pointwise estimation (d = %d)", snnkPointwiseDim),
+		Title:  fmt.Sprintf("SNNK pointwise estimation (d = %d)", pointwiseDim),
 		XLabel: "random features m (log scale)", YLabel: "mean relative error (log scale)",
 		LogX: true, LogY: true, Width: 8, Height: 5,
 	}
@@ -175,11 +175,11 @@ func (r *SNNKPointwiseResult) Plot() *report.Plot {
 	return p
 }
 
-// snnkBundleDraws is the number of tower draws per m of the bundle study.
-const snnkBundleDraws = 4
+// bundleDraws is the number of tower draws per m of the bundle study.
+const bundleDraws = 4
 
-// SNNKBundleConfig configures SNNKBundle.
-type SNNKBundleConfig struct {
+// BundleConfig configures Bundle.
+type BundleConfig struct {
 	// Features are the feature counts m of both towers (each positive).
 	Features []int
 	// Seed draws the network (Seed+1, +2), the inputs (Seed+3) and the
@@ -188,35 +188,35 @@ type SNNKBundleConfig struct {
 }
 
 // Validate reports whether the configuration can run.
-func (c SNNKBundleConfig) Validate() error {
+func (c BundleConfig) Validate() error {
 	if len(c.Features) == 0 {
-		return errors.New("study: SNNK bundle needs at least one feature count")
+		return errors.New("nnkernel: SNNK bundle needs at least one feature count")
 	}
 	for _, m := range c.Features {
-		if err := limits.Dim("study: SNNK feature count", m); err != nil {
+		if err := limits.Dim("nnkernel: SNNK feature count", m); err != nil {
 			return err
 		}
 		// The second tower's input is the first tower's output (4m wide).
 		if _, err := limits.Matrix("SNNK second tower", m, 4*m); err != nil {
-			return fmt.Errorf("study: %w", err)
+			return fmt.Errorf("nnkernel: %w", err)
 		}
 	}
 	return nil
 }
 
-// SNNKBundleResult holds the rows of SNNKBundle (layer "bundle") with its
+// BundleResult holds the rows of Bundle (layer "bundle") with its
 // configuration.
-type SNNKBundleResult struct {
-	Config SNNKBundleConfig
-	Rows   []SNNKPointRow
+type BundleResult struct {
+	Config BundleConfig
+	Rows   []PointRow
 }
 
-// SNNKBundle bundles a random 2-layer network (4 → 6 cos → 2 sin, weights
+// Bundle bundles a random 2-layer network (4 → 6 cos → 2 sin, weights
 // 0.3·N(0,1)) into one matrix W̄ (Sec. 3.3) and reports the relative
 // Frobenius error of W̄x̄ against the network on 50 inputs, mean and
 // standard deviation over 4 draws of the towers, for each m. Progress
 // counts the feature counts.
-func SNNKBundle(ctx context.Context, cfg SNNKBundleConfig, progress func(done, total int)) (*SNNKBundleResult, error) {
+func Bundle(ctx context.Context, cfg BundleConfig, progress func(done, total int)) (*BundleResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -242,10 +242,10 @@ func SNNKBundle(ctx context.Context, cfg SNNKBundleConfig, progress func(done, t
 	if err != nil {
 		return nil, err
 	}
-	res := &SNNKBundleResult{Config: cfg}
+	res := &BundleResult{Config: cfg}
 	for i, m := range cfg.Features {
-		errs := make([]float64, 0, snnkBundleDraws)
-		for s := uint64(0); s < snnkBundleDraws; s++ {
+		errs := make([]float64, 0, bundleDraws)
+		for s := uint64(0); s < bundleDraws; s++ {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -267,19 +267,19 @@ func SNNKBundle(ctx context.Context, cfg SNNKBundleConfig, progress func(done, t
 			}
 			e, err := kernel.RelativeError(exact, y)
 			if err != nil {
-				return nil, fmt.Errorf("study: SNNK bundle, m = %d: %w", m, err)
+				return nil, fmt.Errorf("nnkernel: SNNK bundle, m = %d: %w", m, err)
 			}
 			errs = append(errs, e)
 		}
 		mean, sd := stat.MeanStdDev(errs, nil)
-		res.Rows = append(res.Rows, SNNKPointRow{Layer: "bundle", Features: m, MeanRel: mean, StdRel: sd})
-		snnkProgress(progress, i+1, len(cfg.Features))
+		res.Rows = append(res.Rows, PointRow{Layer: "bundle", Features: m, MeanRel: mean, StdRel: sd})
+		reportProgress(progress, i+1, len(cfg.Features))
 	}
 	return res, nil
 }
 
 // Table returns the text table of the bundle study.
-func (r *SNNKBundleResult) Table() *report.Table {
+func (r *BundleResult) Table() *report.Table {
 	t := &report.Table{Header: []string{"m", "rel. error", "± std"}}
 	for _, w := range r.Rows {
 		t.Add(w.Features, report.Fixed(w.MeanRel, 4), report.Fixed(w.StdRel, 4))
@@ -288,17 +288,17 @@ func (r *SNNKBundleResult) Table() *report.Table {
 }
 
 // Render writes the bundle table under a one-line title.
-func (r *SNNKBundleResult) Render(w io.Writer) error {
-	if _, err := fmt.Fprintf(w, "bundled 2-layer network (4 → 6 cos → 2 sin, weights 0.3·N(0,1), 50 inputs): relative error of W̄x̄ against the network, mean of %d draws\n", snnkBundleDraws); err != nil {
+func (r *BundleResult) Render(w io.Writer) error {
+	if _, err := fmt.Fprintf(w, "bundled 2-layer network (4 → 6 cos → 2 sin, weights 0.3·N(0,1), 50 inputs): relative error of W̄x̄ against the network, mean of %d draws\n", bundleDraws); err != nil {
 		return err
 	}
 	return r.Table().Render(w)
 }
 
-// SNNKClassRow is one model of the classification study: trainable
+// ClassRow is one model of the classification study: trainable
 // parameters, test accuracy (mean and sample standard deviation over
 // Seeds seeds) and mean training time.
-type SNNKClassRow struct {
+type ClassRow struct {
 	Dataset  string  `json:"dataset"`
 	Model    string  `json:"model"`
 	Params   int     `json:"trainable_params"`
@@ -308,8 +308,8 @@ type SNNKClassRow struct {
 	Seeds    int     `json:"seeds"`
 }
 
-// SNNKClassifyConfig configures SNNKClassify.
-type SNNKClassifyConfig struct {
+// ClassifyConfig configures Classify.
+type ClassifyConfig struct {
 	// Name labels the rows (the data set's name).
 	Name string
 	// Train and Test are labelled data sets (class indices) with the same
@@ -330,37 +330,37 @@ type SNNKClassifyConfig struct {
 }
 
 // Validate reports whether the configuration can run.
-func (c SNNKClassifyConfig) Validate() error {
+func (c ClassifyConfig) Validate() error {
 	if c.Train == nil || c.Test == nil || c.Train.Rows() == 0 || c.Test.Rows() == 0 {
-		return errors.New("study: SNNK classify needs non-empty train and test sets")
+		return errors.New("nnkernel: SNNK classify needs non-empty train and test sets")
 	}
 	if c.Train.Cols() != c.Test.Cols() {
-		return fmt.Errorf("study: SNNK classify: train set has %d columns, test set %d", c.Train.Cols(), c.Test.Cols())
+		return fmt.Errorf("nnkernel: SNNK classify: train set has %d columns, test set %d", c.Train.Cols(), c.Test.Cols())
 	}
 	if c.Hidden < 1 || c.M < 1 || c.Epochs < 1 || c.Seeds < 1 {
-		return fmt.Errorf("study: SNNK classify needs positive hidden width, m, epochs and seeds (got %d, %d, %d, %d)", c.Hidden, c.M, c.Epochs, c.Seeds)
+		return fmt.Errorf("nnkernel: SNNK classify needs positive hidden width, m, epochs and seeds (got %d, %d, %d, %d)", c.Hidden, c.M, c.Epochs, c.Seeds)
 	}
-	if err := limits.Dim("study: SNNK feature count", 4*c.M); err != nil {
+	if err := limits.Dim("nnkernel: SNNK feature count", 4*c.M); err != nil {
 		return err
 	}
 	if _, err := limits.Matrix("SNNK features", max(c.Train.Rows(), c.Test.Rows()), 16*c.M); err != nil {
-		return fmt.Errorf("study: %w", err)
+		return fmt.Errorf("nnkernel: %w", err)
 	}
 	if _, err := limits.Matrix("SNNK hidden layer", max(c.Train.Cols(), 16*c.M), c.Hidden); err != nil {
-		return fmt.Errorf("study: %w", err)
+		return fmt.Errorf("nnkernel: %w", err)
 	}
 	return nil
 }
 
-// SNNKClassifyResult holds the rows of SNNKClassify with its
+// ClassifyResult holds the rows of Classify with its
 // configuration; results of several data sets with the same configuration
 // are merged by appending rows.
-type SNNKClassifyResult struct {
-	Config SNNKClassifyConfig
-	Rows   []SNNKClassRow
+type ClassifyResult struct {
+	Config ClassifyConfig
+	Rows   []ClassRow
 }
 
-// SNNKClassify compares, on one data set, an MLP baseline (dense ReLU
+// Classify compares, on one data set, an MLP baseline (dense ReLU
 // hidden layer), the MLP with its hidden layer replaced by ReLU-SNNK and by
 // cos-SNNK towers of M random features (trained with GoMLX, pure-Go
 // backend) and the fully bundled closed-form model (cos-URF features of 4M
@@ -369,7 +369,7 @@ type SNNKClassifyResult struct {
 // exp(‖x‖²/2) (Remark 3.1). MLP training is not bit-reproducible (GoMLX
 // runs in parallel); the closed-form model is. Progress counts the
 // trainings.
-func SNNKClassify(ctx context.Context, cfg SNNKClassifyConfig, progress func(done, total int)) (*SNNKClassifyResult, error) {
+func Classify(ctx context.Context, cfg ClassifyConfig, progress func(done, total int)) (*ClassifyResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -424,11 +424,11 @@ func SNNKClassify(ctx context.Context, cfg SNNKClassifyConfig, progress func(don
 			return snnk.NewURF(snnk.Cos, d, m, snnk.DefaultA(d), sampler.Default(), s)
 		}},
 	}
-	res := &SNNKClassifyResult{Config: cfg}
+	res := &ClassifyResult{Config: cfg}
 	seeds := float64(cfg.Seeds)
 	total, done := (len(nets)+1)*cfg.Seeds, 0
 	for _, nt := range nets {
-		row := SNNKClassRow{Dataset: cfg.Name, Model: nt.name, Seeds: cfg.Seeds}
+		row := ClassRow{Dataset: cfg.Name, Model: nt.name, Seeds: cfg.Seeds}
 		var accs []float64
 		for s := 0; s < cfg.Seeds; s++ {
 			if err := ctx.Err(); err != nil {
@@ -452,15 +452,15 @@ func SNNKClassify(ctx context.Context, cfg SNNKClassifyConfig, progress func(don
 			}
 			r, err := mlp.Train(mc, in, ytr, inTe, yte)
 			if err != nil {
-				return nil, fmt.Errorf("study: SNNK classify %s, %s: %w", cfg.Name, nt.name, err)
+				return nil, fmt.Errorf("nnkernel: SNNK classify %s, %s: %w", cfg.Name, nt.name, err)
 			}
 			accs = append(accs, r.TestAccuracy)
 			row.Params = r.Params
 			row.Seconds += r.Seconds / seeds
 			done++
-			snnkProgress(progress, done, total)
+			reportProgress(progress, done, total)
 		}
-		row.Accuracy, row.AccStd = snnkMeanStd(accs)
+		row.Accuracy, row.AccStd = meanStd(accs)
 		res.Rows = append(res.Rows, row)
 	}
 	// Fully bundled closed-form model: cos-URF features, W̄ by ridge.
@@ -468,7 +468,7 @@ func SNNKClassify(ctx context.Context, cfg SNNKClassifyConfig, progress func(don
 	if err != nil {
 		return nil, err
 	}
-	row := SNNKClassRow{Dataset: cfg.Name, Model: fmt.Sprintf("bundled cos-SNNK, closed form (m=%d)", 4*m), Seeds: cfg.Seeds}
+	row := ClassRow{Dataset: cfg.Name, Model: fmt.Sprintf("bundled cos-SNNK, closed form (m=%d)", 4*m), Seeds: cfg.Seeds}
 	var accs []float64
 	for s := 0; s < cfg.Seeds; s++ {
 		if err := ctx.Err(); err != nil {
@@ -481,7 +481,7 @@ func SNNKClassify(ctx context.Context, cfg SNNKClassifyConfig, progress func(don
 		t0 := time.Now()
 		lm, err := snnk.FitBundle([]snnk.Towers{tw}, xtr, onehot, 1e-3)
 		if err != nil {
-			return nil, fmt.Errorf("study: SNNK classify %s, closed form: %w", cfg.Name, err)
+			return nil, fmt.Errorf("nnkernel: SNNK classify %s, closed form: %w", cfg.Name, err)
 		}
 		row.Seconds += time.Since(t0).Seconds() / seeds
 		xb, err := snnk.InputFeatures([]snnk.Towers{tw}, xte)
@@ -496,16 +496,16 @@ func SNNKClassify(ctx context.Context, cfg SNNKClassifyConfig, progress func(don
 		r, c := lm.W.Dims()
 		row.Params = r*c + c
 		done++
-		snnkProgress(progress, done, total)
+		reportProgress(progress, done, total)
 	}
-	row.Accuracy, row.AccStd = snnkMeanStd(accs)
+	row.Accuracy, row.AccStd = meanStd(accs)
 	res.Rows = append(res.Rows, row)
 	return res, nil
 }
 
-// snnkMeanStd returns the mean and sample standard deviation (0 for one
+// meanStd returns the mean and sample standard deviation (0 for one
 // value).
-func snnkMeanStd(v []float64) (float64, float64) {
+func meanStd(v []float64) (float64, float64) {
 	if len(v) == 1 {
 		return v[0], 0
 	}
@@ -513,7 +513,7 @@ func snnkMeanStd(v []float64) (float64, float64) {
 }
 
 // Table returns the text table of the classification study.
-func (r *SNNKClassifyResult) Table() *report.Table {
+func (r *ClassifyResult) Table() *report.Table {
 	c := r.Config
 	t := &report.Table{
 		Title: fmt.Sprintf("classification (hidden width %d, SNNK towers of %d random features, %d epochs, Adam, %d seeds; GoMLX pure-Go backend)",

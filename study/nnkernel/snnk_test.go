@@ -1,4 +1,4 @@
-package study
+package nnkernel
 
 import (
 	"bytes"
@@ -24,12 +24,12 @@ func letterSplit(t *testing.T, n, ntrain int) (train, test *data.Dataset) {
 	return train, test
 }
 
-// TestSNNKPointwise checks Sec. 4.1 at small sizes: both estimators are
+// TestPointwise checks Sec. 4.1 at small sizes: both estimators are
 // unbiased Monte Carlo averages over m features, so their mean relative
 // error falls like 1/√m, a factor 4 from m = 8 to m = 128.
-func TestSNNKPointwise(t *testing.T) {
+func TestPointwise(t *testing.T) {
 	var last int
-	res, err := SNNKPointwise(context.Background(), SNNKPointwiseConfig{Features: []int{8, 128}, Draws: 100, Seed: 1},
+	res, err := Pointwise(context.Background(), PointwiseConfig{Features: []int{8, 128}, Draws: 100, Seed: 1},
 		func(done, total int) { last = done })
 	if err != nil {
 		t.Fatal(err)
@@ -52,8 +52,8 @@ func TestSNNKPointwise(t *testing.T) {
 			t.Errorf("%s at m = 128: %+v", layer, hi)
 		}
 	}
-	for _, c := range []SNNKPointwiseConfig{{Features: []int{8}, Draws: 1}, {Features: []int{0}, Draws: 10}, {Draws: 10}, {Features: []int{1 << 30}, Draws: 10}} {
-		if _, err := SNNKPointwise(context.Background(), c, nil); err == nil {
+	for _, c := range []PointwiseConfig{{Features: []int{8}, Draws: 1}, {Features: []int{0}, Draws: 10}, {Draws: 10}, {Features: []int{1 << 30}, Draws: 10}} {
+		if _, err := Pointwise(context.Background(), c, nil); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
 	}
@@ -69,10 +69,10 @@ func TestSNNKPointwise(t *testing.T) {
 	}
 }
 
-// TestSNNKBundle checks that the bundled network's error falls with the
+// TestBundle checks that the bundled network's error falls with the
 // number of random features (Monte Carlo: by about √32 from m = 8 to 256).
-func TestSNNKBundle(t *testing.T) {
-	res, err := SNNKBundle(context.Background(), SNNKBundleConfig{Features: []int{8, 256}, Seed: 2}, nil)
+func TestBundle(t *testing.T) {
+	res, err := Bundle(context.Background(), BundleConfig{Features: []int{8, 256}, Seed: 2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,18 +90,18 @@ func TestSNNKBundle(t *testing.T) {
 		strings.Join(strings.Fields(lines[1]), " ") != "m rel. error ± std" {
 		t.Errorf("rendered:\n%s", b.String())
 	}
-	if _, err := SNNKBundle(context.Background(), SNNKBundleConfig{}, nil); err == nil {
+	if _, err := Bundle(context.Background(), BundleConfig{}, nil); err == nil {
 		t.Error("no feature counts accepted")
 	}
 }
 
-// TestSNNKClassify runs the classification study on 600 letter rows (one
+// TestClassify runs the classification study on 600 letter rows (one
 // seed, one epoch): parameter counts are exact, the closed-form bundled
 // model is far above chance (1/26) and reproducible.
-func TestSNNKClassify(t *testing.T) {
+func TestClassify(t *testing.T) {
 	train, test := letterSplit(t, 600, 420)
-	cfg := SNNKClassifyConfig{Name: "letter600", Train: train, Test: test, Hidden: 8, M: 4, Epochs: 1, Seeds: 1, Seed: 4}
-	res, err := SNNKClassify(context.Background(), cfg, nil)
+	cfg := ClassifyConfig{Name: "letter600", Train: train, Test: test, Hidden: 8, M: 4, Epochs: 1, Seeds: 1, Seed: 4}
+	res, err := Classify(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestSNNKClassify(t *testing.T) {
 	if closed < 3.0/k {
 		t.Errorf("closed-form accuracy %.4f, want well above chance 1/26", closed)
 	}
-	again, err := SNNKClassify(context.Background(), cfg, nil)
+	again, err := Classify(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestSNNKClassify(t *testing.T) {
 	}
 	bad := cfg
 	bad.M = 0
-	if _, err := SNNKClassify(context.Background(), bad, nil); err == nil {
+	if _, err := Classify(context.Background(), bad, nil); err == nil {
 		t.Error("m = 0 accepted")
 	}
 	var b bytes.Buffer
