@@ -1,6 +1,6 @@
 //go:build ignore
 
-// Command compare_nystrom runs study.NystromCompare: Nyström features with
+// Command compare_nystrom runs baseline.Nystrom: Nyström features with
 // uniform, k-means and ridge-leverage-score landmarks (and RFF at the same
 // dimension) on a data set split into training and test rows, standardised
 // on the training rows, RBF kernel, ridge classification. It prints one
@@ -24,7 +24,7 @@ import (
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/nystrom"
 	"github.com/kernelkit/kernelkit/report"
-	"github.com/kernelkit/kernelkit/study"
+	"github.com/kernelkit/kernelkit/study/baseline"
 )
 
 func main() {
@@ -69,7 +69,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	cfg := study.NystromConfig{Name: *name, Train: train, Test: test, Components: *m, Gamma: *gamma, Lambda: *lambda,
+	cfg := baseline.NystromConfig{Name: *name, Train: train, Test: test, Components: *m, Gamma: *gamma, Lambda: *lambda,
 		Seeds: *seeds, RFF: *rff}
 	if cfg.Name == "" {
 		cfg.Name = *path
@@ -81,7 +81,7 @@ func run() error {
 		}
 		cfg.Methods = append(cfg.Methods, mt)
 	}
-	rows, err := study.NystromCompare(context.Background(), cfg)
+	rows, err := baseline.Nystrom(context.Background(), cfg)
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func run() error {
 		}
 		return nil
 	}
-	t := study.NystromTable(rows)
+	t := baseline.NystromTable(rows)
 	t.Title = fmt.Sprintf("%s: %d train / %d test rows, backend %s", cfg.Name, train.Rows(), test.Rows(), backend.Name())
 	return t.Render(os.Stdout)
 }

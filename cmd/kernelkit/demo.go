@@ -6,17 +6,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kernelkit/kernelkit/report"
-	"github.com/kernelkit/kernelkit/study"
+	"github.com/kernelkit/kernelkit/study/baseline"
 )
 
 type demoOptions struct {
-	cfg  study.DemoConfig
+	cfg  baseline.DemoConfig
 	plot string
 	json bool
 }
 
 func newDemo() *cobra.Command {
-	o := &demoOptions{cfg: study.DefaultDemo()}
+	o := &demoOptions{cfg: baseline.DefaultDemo()}
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Letter benchmark: accuracy, Gram error and time over kernels, samplers and feature counts",
@@ -42,7 +42,7 @@ func newDemo() *cobra.Command {
 
 func (o *demoOptions) run(cmd *cobra.Command) error {
 	update, finish := progress("demo")
-	res, err := study.Demo(cmd.Context(), o.cfg, update)
+	res, err := baseline.Demo(cmd.Context(), o.cfg, update)
 	finish()
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package study
+package baseline
 
 import (
 	"context"
@@ -76,7 +76,7 @@ func Demo(ctx context.Context, cfg DemoConfig, progress func(done, total int)) (
 	for i, k := range cfg.Kernels {
 		dk, ok := demoKernels[strings.TrimSpace(k)]
 		if !ok {
-			return nil, fmt.Errorf("study: unknown demo kernel %.40q (want rbf, gaussian, arccos0, arccos1)", k)
+			return nil, fmt.Errorf("baseline: unknown demo kernel %.40q (want rbf, gaussian, arccos0, arccos1)", k)
 		}
 		ks[i] = dk
 	}
@@ -91,17 +91,17 @@ func Demo(ctx context.Context, cfg DemoConfig, progress func(done, total int)) (
 	cfg.Features = slices.Sorted(slices.Values(cfg.Features))
 	for _, d := range cfg.Features {
 		if d <= 0 {
-			return nil, fmt.Errorf("study: demo feature count %d is not positive", d)
+			return nil, fmt.Errorf("baseline: demo feature count %d is not positive", d)
 		}
 	}
 	if len(ks) == 0 || len(ss) == 0 || len(cfg.Features) == 0 {
-		return nil, errors.New("study: the demo needs at least one kernel, sampler and feature count")
+		return nil, errors.New("baseline: the demo needs at least one kernel, sampler and feature count")
 	}
 	if !(cfg.Gamma > 0) || math.IsInf(cfg.Gamma, 0) {
-		return nil, fmt.Errorf("study: demo gamma must be positive and finite, got %v", cfg.Gamma)
+		return nil, fmt.Errorf("baseline: demo gamma must be positive and finite, got %v", cfg.Gamma)
 	}
 	if !(cfg.Lambda >= 0) || math.IsInf(cfg.Lambda, 0) {
-		return nil, fmt.Errorf("study: demo lambda must be non-negative and finite, got %v", cfg.Lambda)
+		return nil, fmt.Errorf("baseline: demo lambda must be non-negative and finite, got %v", cfg.Lambda)
 	}
 	if cfg.Train == nil || cfg.Test == nil {
 		var err error

@@ -1,4 +1,4 @@
-package study
+package baseline
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 	"github.com/kernelkit/kernelkit/report"
 )
 
-// NystromConfig configures NystromCompare: the scikit-learn comparison
+// NystromConfig configures Nystrom: the scikit-learn comparison
 // setting of the letter benchmark (features standardised on the training
 // rows, RBF kernel, ridge classification with λ) for Nyström features with
 // each landmark method, and RFF at the same dimension.
@@ -45,7 +45,7 @@ type NystromConfig struct {
 	GramRows int
 }
 
-// NystromRow is one fit of NystromCompare.
+// NystromRow is one fit of Nystrom.
 type NystromRow struct {
 	Data       string `json:"data"`
 	Map        string `json:"map"`    // "nystrom" or "rff"
@@ -66,20 +66,20 @@ type NystromRow struct {
 	Backend         string  `json:"backend"`
 }
 
-// NystromCompare runs every method for every seed and returns one row per
+// Nystrom runs every method for every seed and returns one row per
 // fit, in the order methods × seeds (then the RFF rows). The Gram error is
 // measured after the timed part.
-func NystromCompare(ctx context.Context, cfg NystromConfig) ([]NystromRow, error) {
+func Nystrom(ctx context.Context, cfg NystromConfig) ([]NystromRow, error) {
 	if cfg.Train == nil || cfg.Test == nil || cfg.Train.Rows() == 0 || cfg.Test.Rows() == 0 {
-		return nil, errors.New("study: the Nyström comparison needs training and test rows")
+		return nil, errors.New("baseline: the Nyström comparison needs training and test rows")
 	}
 	if cfg.Train.Cols() != cfg.Test.Cols() {
-		return nil, fmt.Errorf("study: training data has %d columns, test data %d", cfg.Train.Cols(), cfg.Test.Cols())
+		return nil, fmt.Errorf("baseline: training data has %d columns, test data %d", cfg.Train.Cols(), cfg.Test.Cols())
 	}
 	if cfg.Components == 0 {
 		cfg.Components = 512
 	}
-	if err := limits.Dim("study: the number of landmarks", cfg.Components); err != nil {
+	if err := limits.Dim("baseline: the number of landmarks", cfg.Components); err != nil {
 		return nil, err
 	}
 	d := cfg.Train.Cols()

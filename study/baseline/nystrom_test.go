@@ -1,4 +1,4 @@
-package study
+package baseline
 
 import (
 	"context"
@@ -18,12 +18,12 @@ func letterRows(lo, hi int) *data.Dataset {
 	return data.Letter().Subset(idx)
 }
 
-// NystromCompare returns one row per method and seed (and RFF), with
+// Nystrom returns one row per method and seed (and RFF), with
 // accuracies well above chance on letter and Gram errors in (0, 1); the
 // table has one row per method.
-func TestNystromCompare(t *testing.T) {
+func TestNystrom(t *testing.T) {
 	train, test := letterRows(0, 1000), letterRows(19800, 20000)
-	rows, err := NystromCompare(context.Background(), NystromConfig{Name: "letter", Train: train, Test: test, Components: 64,
+	rows, err := Nystrom(context.Background(), NystromConfig{Name: "letter", Train: train, Test: test, Components: 64,
 		Gamma: 1.0 / 16, Seeds: 2, RFF: true, GramRows: 100})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,9 @@
+package baseline
+
+import (
+	"testing"
+
+	"github.com/kernelkit/kernelkit/internal/testblas"
+)
+
+func TestMain(m *testing.M) { testblas.Main(m, "study/baseline") }
