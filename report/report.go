@@ -1,7 +1,7 @@
 // Package report renders the typed rows that kernelkit's studies return:
 // as aligned text tables, as JSON, and as PNG line plots. The studies (in
-// package study) compute; the CLI chooses a rendering here; nothing in this
-// package computes a result.
+// the packages under study/) compute; the CLI chooses a rendering here;
+// nothing in this package computes a result.
 //
 // Every file is written atomically (a temporary file renamed into place),
 // so an interrupted run never leaves a half-written plot.

@@ -1,9 +1,0 @@
-package study
-
-import (
-	"testing"
-
-	"github.com/kernelkit/kernelkit/internal/testblas"
-)
-
-func TestMain(m *testing.M) { testblas.Main(m, "study") }
