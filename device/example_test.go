@@ -11,6 +11,7 @@ import (
 	"github.com/kernelkit/kernelkit/device"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/model"
+	"github.com/kernelkit/kernelkit/prf"
 )
 
 // A feature map runs on a device as one graph per batch of rows; on the
@@ -78,4 +79,39 @@ func ExampleDevice_Accumulator() {
 	}
 	fmt.Printf("training accuracy %.3f, weights as the CPU fit's: %v\n", ev.Accuracy, mat.Norm(&diff, math.Inf(1)) < 1e-9*mat.Norm(cpu.Linear.W, math.Inf(1)))
 	// Output: training accuracy 1.000, weights as the CPU fit's: true
+}
+
+// The ADERF pair of package prf (fitted on the CPU to query and key
+// statistics) compiles as a query map and a key map; its kernel estimates
+// Query(x)ᵀKey(y) on the device equal the CPU pair's to rounding (here an
+// estimate from 8 features of exp(qᵀk) for one query and one key).
+func ExampleDevice_Pair() {
+	dev, err := device.Open(device.Go)
+	if err != nil {
+		panic(err)
+	}
+	q := mat.NewDense(3, 2, []float64{0.5, -0.25, 0.1, 0.3, -0.4, 0.2})
+	k := mat.NewDense(3, 2, []float64{0.6, 0.3, -0.2, 0.1, 0.4, -0.5})
+	st, err := prf.NewStats(q, k)
+	if err != nil {
+		panic(err)
+	}
+	p, err := prf.NewPair(prf.Config{Features: 8, Seed: 1}, st)
+	if err != nil {
+		panic(err)
+	}
+	dp, err := dev.Pair(p)
+	if err != nil {
+		panic(err)
+	}
+	got, err := features.EstimatePair(dp, q.RawRowView(0), k.RawRowView(0))
+	if err != nil {
+		panic(err)
+	}
+	want, err := features.EstimatePair(p, q.RawRowView(0), k.RawRowView(0))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("device %.6f, CPU %.6f (exp(qᵀk) = %.6f)\n", got, want, math.Exp(0.5*0.6-0.25*0.3))
+	// Output: device 1.074508, CPU 1.074508 (exp(qᵀk) = 1.252323)
 }
