@@ -22,7 +22,12 @@
 // softmax) and the softmax trigonometric map, computed in the log domain,
 // exp(±ωᵀx + c‖x‖² + log prefactor), as on the CPU; the arc-cosine
 // Heaviside, ReLU and squared-ReLU maps; the ReLU-SNNK towers; the skewed
-// χ² map; and the Nyström maps of the RBF, softmax and polynomial kernels.
+// χ² map; the Nyström maps of the RBF, softmax and polynomial kernels; and
+// the fitted positive maps of package prf, exp((W_eff x)_j + off_j −
+// ½xᵀGx) of the prf package documentation (OPRF/FAVOR++ and
+// SDERF/FAVOR# with G = I; Device.Pair compiles the two sides of an ADERF
+// pair, G = PᵀP and P⁻¹P⁻ᵀ), evaluated with the parameters prf fitted on
+// the CPU.
 // Map.TransformScaled is the log-domain stabilisation of
 // features.ScaledTransformer: the largest exponent of each row is
 // subtracted before the exponential and returned as its log-scale s_i
