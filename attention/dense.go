@@ -80,7 +80,7 @@ func trans(t bool) blas.Transpose {
 }
 
 // gemm computes c = alpha·op(a)·op(b) + beta·c through blas64 or blas32 (so
-// through OpenBLAS when package backend installed it). op(a) is m×k, op(b)
+// through OpenBLAS when package blas installed it). op(a) is m×k, op(b)
 // k×n; a dimension of zero is a no-op.
 func gemm[T num](tA, tB bool, alpha T, a, b dense[T], beta T, c dense[T]) {
 	m, k := a.rows, a.cols

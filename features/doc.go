@@ -86,6 +86,6 @@
 //
 // Transforms work on batches of rows: the projection of a chunk of rows is
 // one GEMM (through gonum's blas64, so an OpenBLAS backend installed with
-// package backend speeds it up) and the element-wise functions are applied
+// package blas speeds it up) and the element-wise functions are applied
 // to the chunk while it is in cache; chunks run on all cores.
 package features

@@ -9,7 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/kernelkit/kernelkit/backend"
+	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/kernel"
 	"github.com/kernelkit/kernelkit/sampler"
 )
@@ -354,7 +354,7 @@ func TestSpecRoundTrip(t *testing.T) {
 // projection may differ in its last bit and a feature by an ulp or so of
 // its argument.
 func TestRowIndependentOfBatch(t *testing.T) {
-	exact := strings.HasPrefix(backend.Name(), "gonum")
+	exact := strings.HasPrefix(blas.Name(), "gonum")
 	for _, c := range []Config{
 		{Kernel: "rbf", Form: "cos", Gamma: 0.1, Features: 1024},
 		{Kernel: "softmax", Form: "positive", Features: 256},
@@ -395,6 +395,6 @@ func TestRowIndependentOfBatch(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%s-%s f32=%v on %s: largest relative difference %.2g", c.Kernel, c.Form, c.Float32, backend.Name(), worst)
+		t.Logf("%s-%s f32=%v on %s: largest relative difference %.2g", c.Kernel, c.Form, c.Float32, blas.Name(), worst)
 	}
 }

@@ -14,7 +14,7 @@
 // Two implementations stand behind one Plan interface:
 //
 //   - FFTW 3 (libfftw3f for float32, libfftw3 for float64), loaded at run
-//     time with purego as package backend loads OpenBLAS, no cgo: one
+//     time with purego as package blas loads OpenBLAS, no cgo: one
 //     fftw_plan_many_dft_r2c/c2r over the h signals. Plans are made with
 //     FFTW_ESTIMATE, so the algorithm does not depend on timing, on
 //     64-byte aligned arrays; a slice that is not 64-byte aligned (Make

@@ -6,11 +6,11 @@ import (
 	"sync"
 	"testing"
 
-	"gonum.org/v1/gonum/blas"
+	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 
-	"github.com/kernelkit/kernelkit/backend"
+	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/internal/testblas"
 )
 
@@ -84,20 +84,20 @@ func BenchmarkStatistics(b *testing.B) {
 			return r
 		}
 		var gemm64, gemm32 float64
-		backend.SetThreads(procs)
+		blas.SetThreads(procs)
 		b.Run(fmt.Sprintf("D=%d/dgemm-%dthreads", D, procs), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				blas64.Gemm(blas.Trans, blas.NoTrans, 1, zr, zr, 0, blas64.General{Rows: D, Cols: D, Stride: D, Data: c})
+				blas64.Gemm(gblas.Trans, gblas.NoTrans, 1, zr, zr, 0, blas64.General{Rows: D, Cols: D, Stride: D, Data: c})
 			}
 			gemm64 = rate(b, 2*n*float64(D)*float64(D))
 		})
 		b.Run(fmt.Sprintf("D=%d/sgemm-%dthreads", D, procs), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				blas32.Gemm(blas.Trans, blas.NoTrans, 1, z32, z32, 0, blas32.General{Rows: D, Cols: D, Stride: D, Data: c32})
+				blas32.Gemm(gblas.Trans, gblas.NoTrans, 1, z32, z32, 0, blas32.General{Rows: D, Cols: D, Stride: D, Data: c32})
 			}
 			gemm32 = rate(b, 2*n*float64(D)*float64(D))
 		})
-		backend.SetThreads(1)
+		blas.SetThreads(1)
 		flops := n*float64(D)*float64(D+1) + 2*n*float64(D)*k
 		s := NewStats(D, k)
 		b.Run(fmt.Sprintf("D=%d/Add", D), func(b *testing.B) {

@@ -69,7 +69,7 @@
 // factorisation is LAPACK's blocked right-looking algorithm with its
 // panel solves and trailing updates split into tiles the same way, and
 // its diagonal blocks factored by lapack64.Potrf (OpenBLAS's dpotrf when
-// package backend has installed it). Tiles are fixed by D alone, so every
+// package blas has installed it). Tiles are fixed by D alone, so every
 // entry is computed by the same call on any number of cores: the same
 // rows give the same bits on one core or many. Only the BLAS backend
 // changes the rounding.

@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/kernelkit/kernelkit/backend"
+	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/kernel"
 	"github.com/kernelkit/kernelkit/krr"
@@ -117,7 +117,7 @@ func fitExact(ctx context.Context, cfg Job, opt Options, eval *data.Dataset) (*J
 		return nil, nil, err
 	}
 	r := &JobResult{Kernel: kname, Form: "exact", Sampler: "none", Features: train.Rows(), Lambda: opt.Lambda,
-		Task: string(opt.Task), TrainRows: train.Rows(), Seconds: time.Since(start).Seconds(), Backend: backend.Name(),
+		Task: string(opt.Task), TrainRows: train.Rows(), Seconds: time.Since(start).Seconds(), Backend: blas.Name(),
 		GramNote: "exact kernel ridge: no approximation"}
 	if s, ok := k.(kernel.RBF); ok {
 		r.Gamma = s.Gamma

@@ -14,7 +14,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/kernelkit/kernelkit/backend"
+	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/nystrom"
@@ -168,7 +168,7 @@ func RunJob(ctx context.Context, cfg Job, progress func(done, total int)) (*JobR
 		return nil, nil, err
 	}
 	r := &JobResult{Lambda: m.Linear.Lambda, Task: string(m.Task), TrainRows: m.TrainRows,
-		Seconds: time.Since(start).Seconds(), Backend: backend.Name(), Device: cfg.Device}
+		Seconds: time.Since(start).Seconds(), Backend: blas.Name(), Device: cfg.Device}
 	if mp, ok := m.Map.(*features.Map); ok {
 		s := mp.Spec()
 		r.Kernel, r.Form, r.Sampler, r.Features, r.Gamma = s.Kernel, s.Form, s.Sampler, s.Features, s.Gamma

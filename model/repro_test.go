@@ -10,14 +10,14 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/gonum/blas"
+	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/kernelkit/kernelkit/backend"
+	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/linear"
@@ -66,8 +66,8 @@ func TestSameSeedSameBytes(t *testing.T) {
 // withBLAS runs fn with impl installed as the blas64 and blas32
 // implementation, restoring the previous ones afterwards.
 func withBLAS(impl interface {
-	blas.Float64
-	blas.Float32
+	gblas.Float64
+	gblas.Float32
 }, fn func()) {
 	old64, old32 := blas64.Implementation(), blas32.Implementation()
 	defer func() {
@@ -85,7 +85,7 @@ func withBLAS(impl interface {
 // GEMMs and SYRKs round differently on the two backends, agree to 1e-9
 // relative.
 func TestSameSeedAcrossBackends(t *testing.T) {
-	ob, err := backend.LoadOpenBLAS()
+	ob, err := blas.LoadOpenBLAS()
 	if err != nil {
 		t.Skipf("OpenBLAS not available: %v", err)
 	}
@@ -95,8 +95,8 @@ func TestSameSeedAcrossBackends(t *testing.T) {
 	}
 	var files [2]parts
 	for i, impl := range []interface {
-		blas.Float64
-		blas.Float32
+		gblas.Float64
+		gblas.Float32
 	}{gonum.Implementation{}, ob} {
 		withBLAS(impl, func() {
 			if err := json.Unmarshal(fitLetterBytes(t, 2), &files[i]); err != nil {
@@ -123,15 +123,15 @@ func TestSameSeedAcrossBackends(t *testing.T) {
 // TestSamplersIgnoreBackend: every sampler draws the same bits with
 // pure-Go BLAS and with OpenBLAS.
 func TestSamplersIgnoreBackend(t *testing.T) {
-	ob, err := backend.LoadOpenBLAS()
+	ob, err := blas.LoadOpenBLAS()
 	if err != nil {
 		t.Skipf("OpenBLAS not available: %v", err)
 	}
 	for _, s := range []sampler.Sampler{sampler.Gaussian{}, sampler.Orthogonal{}, sampler.Structured{}, sampler.Truncated{K: 3}, sampler.Halton{}} {
 		var w [2][]float64
 		for i, impl := range []interface {
-			blas.Float64
-			blas.Float32
+			gblas.Float64
+			gblas.Float32
 		}{gonum.Implementation{}, ob} {
 			withBLAS(impl, func() {
 				m, err := s.Sample(300, 70, 11)

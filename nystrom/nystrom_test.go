@@ -84,7 +84,7 @@ func inputs(n, d int, seed uint64, pos bool) *mat.Dense {
 // kernels of low rank, poly3 and chi2 here, have many), are amplified by
 // 1/√f, which gives relative Gram errors of order ε/√(m·ε) ≤ √ε. The bound
 // is 10·√ε = 1.5e-7 (measured: 1e-12 to 1e-10 on pure Go and OpenBLAS,
-// 9e-9 with backend.Perturbed), far below the errors of m < n landmarks.
+// 9e-9 with blas.Perturbed), far below the errors of m < n landmarks.
 func TestExactWithAllLandmarks(t *testing.T) {
 	for _, kc := range kernels {
 		t.Run(kc.name, func(t *testing.T) {

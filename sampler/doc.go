@@ -43,7 +43,7 @@
 //
 // All samplers take an explicit seed; the generator is math/rand/v2's PCG
 // (package internal/rng). No sampler calls the BLAS implementation
-// installed in gonum's blas64 (package backend may install OpenBLAS), so a
+// installed in gonum's blas64 (package blas may install OpenBLAS), so a
 // seed gives the same matrix, bit for bit, with every backend, and on
 // every machine of the same architecture. (On architectures where the Go
 // compiler fuses multiply-adds, such as arm64, the last bits of the

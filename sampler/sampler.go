@@ -116,7 +116,7 @@ func (Orthogonal) Sample(m, d int, seed uint64) (*mat.Dense, error) {
 //
 // It is Householder QR (LAPACK's dgeqr2 and dorg2r) with the level-2
 // operations of gonum's pure-Go BLAS called directly: gonum's lapack and
-// mat.QR go through blas64's global implementation, which package backend
+// mat.QR go through blas64's global implementation, which package blas
 // may replace with OpenBLAS, and the bits of Q would then depend on the
 // backend.
 func haarQ(g, q []float64, d int, work []float64) {

@@ -20,7 +20,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/kernelkit/kernelkit/backend"
+	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/nystrom"
 	"github.com/kernelkit/kernelkit/report"
@@ -49,7 +49,7 @@ func run() error {
 	if err := fl.Parse(os.Args[1:]); err != nil {
 		return err
 	}
-	if err := backend.UseOpenBLAS(); err != nil {
+	if err := blas.UseOpenBLAS(); err != nil {
 		fmt.Fprintln(os.Stderr, "notice: pure-Go BLAS:", err)
 	}
 	var ds *data.Dataset
@@ -94,6 +94,6 @@ func run() error {
 		return nil
 	}
 	t := baseline.NystromTable(rows)
-	t.Title = fmt.Sprintf("%s: %d train / %d test rows, backend %s", cfg.Name, train.Rows(), test.Rows(), backend.Name())
+	t.Title = fmt.Sprintf("%s: %d train / %d test rows, backend %s", cfg.Name, train.Rows(), test.Rows(), blas.Name())
 	return t.Render(os.Stdout)
 }

@@ -34,7 +34,7 @@ import (
 	"github.com/spf13/pflag"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/kernelkit/kernelkit/backend"
+	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/linear"
@@ -78,10 +78,10 @@ func main() {
 	stream := pflag.String("stream", "", "fit this CSV file in two streaming passes (needs --test)")
 	testPath := pflag.String("test", "", "test CSV file for --stream")
 	pflag.Parse()
-	if err := backend.UseOpenBLAS(); err != nil {
+	if err := blas.UseOpenBLAS(); err != nil {
 		fmt.Fprintln(os.Stderr, "stages:", err)
 	}
-	fmt.Printf("backend %s, GOMAXPROCS %d, D=%d, float32=%v\n", backend.Name(), runtime.GOMAXPROCS(0), *D, *f32)
+	fmt.Printf("backend %s, GOMAXPROCS %d, D=%d, float32=%v\n", blas.Name(), runtime.GOMAXPROCS(0), *D, *f32)
 	if *stream != "" {
 		streamFit(*stream, *testPath, *D, *gamma, *lambda, *f32)
 		return

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/kernelkit/kernelkit/backend"
+	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/native"
 )
 
@@ -76,7 +76,7 @@ func newNative(cfg Config) (*Trainer, error) {
 
 // nativeName describes the native engine and the BLAS it runs on.
 func nativeName() string {
-	return "cpu (native engine, float32; BLAS " + backend.Name() + ")"
+	return "cpu (native engine, float32; BLAS " + blas.Name() + ")"
 }
 
 func toNative(vs []SavedVariable) []native.Variable {

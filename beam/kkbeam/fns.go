@@ -22,7 +22,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/kernelkit/kernelkit/backend"
+	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/catalog"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
@@ -74,13 +74,13 @@ func UseBLAS(name string) (err error) {
 	blasOnce.Do(func() {
 		switch name {
 		case "auto":
-			if backend.UseOpenBLAS() != nil {
-				backend.UseGonum()
+			if blas.UseOpenBLAS() != nil {
+				blas.UseGonum()
 			}
 		case "openblas":
-			err = backend.UseOpenBLAS()
+			err = blas.UseOpenBLAS()
 		case "gonum":
-			backend.UseGonum()
+			blas.UseGonum()
 		}
 	})
 	return err

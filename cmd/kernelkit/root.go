@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"github.com/kernelkit/kernelkit/backend"
+	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/internal/atomicfile"
 )
@@ -83,15 +83,15 @@ func groupCommands(root *cobra.Command) {
 func (o *rootOptions) useBLAS(cmd *cobra.Command) error {
 	switch o.blas {
 	case "auto":
-		if err := backend.UseOpenBLAS(); err != nil {
+		if err := blas.UseOpenBLAS(); err != nil {
 			if timing, ferr := cmd.Flags().GetBool("timing"); o.verbose || (ferr == nil && timing) {
 				return notice(cmd, "notice: using pure-Go BLAS (%v)", err)
 			}
 		}
 	case "openblas":
-		return backend.UseOpenBLAS()
+		return blas.UseOpenBLAS()
 	case "gonum":
-		backend.UseGonum()
+		blas.UseGonum()
 	default:
 		return fmt.Errorf("unknown --blas %.40q (want auto, openblas or gonum)", o.blas)
 	}

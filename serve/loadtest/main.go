@@ -42,7 +42,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/kernelkit/kernelkit/backend"
+	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/model"
 	"github.com/kernelkit/kernelkit/report"
@@ -294,15 +294,15 @@ func quantile(sorted []float64, q float64) float64 {
 func (o *options) ceiling(x *mat.Dense) error {
 	switch o.blas {
 	case "auto":
-		if err := backend.UseOpenBLAS(); err != nil {
-			backend.UseGonum()
+		if err := blas.UseOpenBLAS(); err != nil {
+			blas.UseGonum()
 		}
 	case "openblas":
-		if err := backend.UseOpenBLAS(); err != nil {
+		if err := blas.UseOpenBLAS(); err != nil {
 			return err
 		}
 	case "gonum":
-		backend.UseGonum()
+		blas.UseGonum()
 	default:
 		return fmt.Errorf("--blas %q: want auto, openblas or gonum", o.blas)
 	}

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kernelkit/kernelkit/backend"
+	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/model"
@@ -141,7 +141,7 @@ func (r *DemoResult) Table() *report.Table {
 	c := r.Config
 	t := &report.Table{
 		Title: fmt.Sprintf("kernelkit demo: %s (%d train, %d test, d=%d, %d classes), γ=%g, λ=%g, seed %d\nBLAS backend: %s",
-			c.Name, c.Train.Rows(), c.Test.Rows(), c.Train.Cols(), r.Classes, c.Gamma, c.Lambda, c.Seed, backend.Name()),
+			c.Name, c.Train.Rows(), c.Test.Rows(), c.Train.Cols(), r.Classes, c.Gamma, c.Lambda, c.Seed, blas.Name()),
 		Header: []string{"kernel", "form", "sampler", "D", "test acc", "Gram err", "seconds"},
 	}
 	for _, row := range r.Rows {

@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/kernelkit/kernelkit/backend"
+	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/internal/limits"
@@ -173,7 +173,7 @@ func Nystrom(ctx context.Context, cfg NystromConfig) ([]NystromRow, error) {
 				return nil, err
 			}
 			row := NystromRow{Data: cfg.Name, Map: "nystrom", Method: string(r.method), Components: cfg.Components, Seed: seed,
-				TestAccuracy: acc, GramError: ge, GramRows: g, Seconds: secs, LandmarkSeconds: lsec, Backend: backend.Name()}
+				TestAccuracy: acc, GramError: ge, GramRows: g, Seconds: secs, LandmarkSeconds: lsec, Backend: blas.Name()}
 			if r.rff {
 				row.Map, row.Method = "rff", ""
 			}

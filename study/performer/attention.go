@@ -14,7 +14,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/kernelkit/kernelkit/attention"
-	"github.com/kernelkit/kernelkit/backend"
+	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/catalog"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/internal/limits"
@@ -179,7 +179,7 @@ func MSE(ctx context.Context, cfg MSEConfig, progress func(done, total int)) (*M
 	}
 	reg := catalog.Default()
 	seeds := cfg.Seeds
-	res := &MSEResult{Dim: d, Causal: cfg.Causal, Seeds: seeds, Backend: backend.Name()}
+	res := &MSEResult{Dim: d, Causal: cfg.Causal, Seeds: seeds, Backend: blas.Name()}
 	total := len(ls) * seeds * len(cfg.Variants) * len(samplers) * len(cfg.Features)
 	done := 0
 	type ref struct {
@@ -462,7 +462,7 @@ func Timing(ctx context.Context, cfg TimingConfig, progress func(done, total int
 		return nil, err
 	}
 	lin := &attention.Linear{Pair: p, Causal: cfg.Causal}
-	res := &TimingResult{Dim: d, Causal: cfg.Causal, Backend: backend.Name()}
+	res := &TimingResult{Dim: d, Causal: cfg.Causal, Backend: blas.Name()}
 	for i, l := range cfg.Lengths {
 		if err := ctx.Err(); err != nil {
 			return nil, err

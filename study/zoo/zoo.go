@@ -28,7 +28,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/kernelkit/kernelkit/attention"
-	"github.com/kernelkit/kernelkit/backend"
+	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/catalog"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/internal/limits"
@@ -275,7 +275,7 @@ func Run(ctx context.Context, cfg Config, progress func(done, total int)) (*Resu
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	res := &Result{Config: cfg, Backend: backend.Name()}
+	res := &Result{Config: cfg, Backend: blas.Name()}
 	total := len(cfg.Estimators) * (len(cfg.Norms)*cfg.Draws + 1)
 	if cfg.Data != nil {
 		total += len(cfg.Estimators) * len(cfg.AttentionFeatures) * len(cfg.Scales) * len(cfg.KeySpreads) * cfg.Seeds

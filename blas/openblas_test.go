@@ -1,11 +1,11 @@
-package backend
+package blas
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/blas"
+	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/lapack"
 	lapackgonum "gonum.org/v1/gonum/lapack/gonum"
@@ -40,8 +40,8 @@ func TestOpenBLASMatchesGonum(t *testing.T) {
 	}
 	t.Logf("testing %s", o)
 	var g gonum.Implementation
-	for _, ta := range []blas.Transpose{blas.NoTrans, blas.Trans} {
-		for _, tb := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+	for _, ta := range []gblas.Transpose{gblas.NoTrans, gblas.Trans} {
+		for _, tb := range []gblas.Transpose{gblas.NoTrans, gblas.Trans} {
 			m, n, k := 7, 5, 6
 			lda, ldb, ldc := 9, 8, 7
 			a := randSlice(9*9, 1)
@@ -71,7 +71,7 @@ func TestOpenBLASMatchesGonum(t *testing.T) {
 				}
 			}
 		}
-		for _, u := range []blas.Uplo{blas.Upper, blas.Lower} {
+		for _, u := range []gblas.Uplo{gblas.Upper, gblas.Lower} {
 			a := randSlice(8*8, 4)
 			c1 := randSlice(6*7, 5)
 			c2 := append([]float64(nil), c1...)
@@ -102,9 +102,9 @@ func TestTrsmMatchesGonum(t *testing.T) {
 	}
 	var g gonum.Implementation
 	m, n := 6, 4
-	for _, s := range []blas.Side{blas.Left, blas.Right} {
+	for _, s := range []gblas.Side{gblas.Left, gblas.Right} {
 		k, lda := m, 9
-		if s == blas.Right {
+		if s == gblas.Right {
 			k = n
 		}
 		// A well-conditioned triangle: a strong diagonal.
@@ -112,9 +112,9 @@ func TestTrsmMatchesGonum(t *testing.T) {
 		for i := 0; i < k; i++ {
 			a[i*lda+i] = 4 + a[i*lda+i]*a[i*lda+i]
 		}
-		for _, u := range []blas.Uplo{blas.Upper, blas.Lower} {
-			for _, ta := range []blas.Transpose{blas.NoTrans, blas.Trans} {
-				for _, d := range []blas.Diag{blas.NonUnit, blas.Unit} {
+		for _, u := range []gblas.Uplo{gblas.Upper, gblas.Lower} {
+			for _, ta := range []gblas.Transpose{gblas.NoTrans, gblas.Trans} {
+				for _, d := range []gblas.Diag{gblas.NonUnit, gblas.Unit} {
 					b1 := randSlice(m*7, 11)
 					b2 := append([]float64(nil), b1...)
 					o.Dtrsm(s, u, ta, d, m, n, 0.5, a, lda, b1, 7)
@@ -159,7 +159,7 @@ func TestLAPACKMatchesGonum(t *testing.T) {
 			spd[i*lda+j] = s
 		}
 	}
-	for _, u := range []blas.Uplo{blas.Upper, blas.Lower} {
+	for _, u := range []gblas.Uplo{gblas.Upper, gblas.Lower} {
 		a1 := append([]float64(nil), spd...)
 		a2 := append([]float64(nil), spd...)
 		if !l.Dpotrf(u, n, a1, lda) || !g.Dpotrf(u, n, a2, lda) {
@@ -167,7 +167,7 @@ func TestLAPACKMatchesGonum(t *testing.T) {
 		}
 		for i := 0; i < n; i++ {
 			for j := 0; j < n; j++ {
-				if (u == blas.Upper) == (j >= i) && math.Abs(a1[i*lda+j]-a2[i*lda+j]) > 1e-10*math.Abs(a2[i*lda+i]) {
+				if (u == gblas.Upper) == (j >= i) && math.Abs(a1[i*lda+j]-a2[i*lda+j]) > 1e-10*math.Abs(a2[i*lda+i]) {
 					t.Fatalf("Dpotrf %c: factor entry (%d,%d) %v, gonum %v", u, i, j, a1[i*lda+j], a2[i*lda+j])
 				}
 			}

@@ -1,11 +1,11 @@
-package backend
+package blas
 
 import (
 	"fmt"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
-	"gonum.org/v1/gonum/blas"
+	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/lapack"
 	lapackgonum "gonum.org/v1/gonum/lapack/gonum"
 )
@@ -41,7 +41,7 @@ func loadLAPACK(h uintptr, path string) (*LAPACK, error) {
 		name string
 	}{{&l.dpotrf, "dpotrf_"}, {&l.dpocon, "dpocon_"}, {&l.dsyevr, "dsyevr_"}} {
 		if _, err := purego.Dlsym(h, f.name); err != nil {
-			return nil, fmt.Errorf("backend: %s lacks %s: %w", path, f.name, err)
+			return nil, fmt.Errorf("blas: %s lacks %s: %w", path, f.name, err)
 		}
 		purego.RegisterLibFunc(f.ptr, h, f.name)
 	}
@@ -49,8 +49,8 @@ func loadLAPACK(h uintptr, path string) (*LAPACK, error) {
 }
 
 // swapUplo returns the Fortran triangle flag of the row-major triangle ul.
-func swapUplo(ul blas.Uplo) byte {
-	if ul == blas.Upper {
+func swapUplo(ul gblas.Uplo) byte {
+	if ul == gblas.Upper {
 		return 'L'
 	}
 	return 'U'
@@ -60,25 +60,25 @@ func swapUplo(ul blas.Uplo) byte {
 // definite row-major matrix a (the triangle ul) with OpenBLAS's dpotrf:
 // a = UᵀU (Upper) or L·Lᵀ (Lower). It reports whether a is positive
 // definite; it panics on bad arguments, as gonum's does.
-func (l *LAPACK) Dpotrf(ul blas.Uplo, n int, a []float64, lda int) bool {
+func (l *LAPACK) Dpotrf(ul gblas.Uplo, n int, a []float64, lda int) bool {
 	switch {
-	case ul != blas.Upper && ul != blas.Lower:
-		panic("backend: Dpotrf: bad uplo")
+	case ul != gblas.Upper && ul != gblas.Lower:
+		panic("blas: Dpotrf: bad uplo")
 	case n < 0 || lda < max(1, n):
-		panic("backend: Dpotrf: bad size or leading dimension")
+		panic("blas: Dpotrf: bad size or leading dimension")
 	}
 	if n == 0 {
 		return true
 	}
 	if len(a) < (n-1)*lda+n {
-		panic("backend: Dpotrf: short matrix")
+		panic("blas: Dpotrf: short matrix")
 	}
 	uplo := swapUplo(ul)
 	n32, lda32 := int32(n), int32(lda)
 	var info int32
 	l.dpotrf(&uplo, &n32, unsafe.Pointer(&a[0]), &lda32, &info, 1)
 	if info < 0 {
-		panic(fmt.Sprintf("backend: dpotrf: argument %d illegal", -info))
+		panic(fmt.Sprintf("blas: dpotrf: argument %d illegal", -info))
 	}
 	return info == 0
 }
@@ -88,20 +88,20 @@ func (l *LAPACK) Dpotrf(ul blas.Uplo, n int, a []float64, lda int) bool {
 // triangle ul, from Dpotrf) is in a, anorm being the 1-norm of the
 // matrix, with OpenBLAS's dpocon. work and iwork are not used (it
 // allocates its own); they are accepted for gonum's signature.
-func (l *LAPACK) Dpocon(ul blas.Uplo, n int, a []float64, lda int, anorm float64, work []float64, iwork []int) float64 {
+func (l *LAPACK) Dpocon(ul gblas.Uplo, n int, a []float64, lda int, anorm float64, work []float64, iwork []int) float64 {
 	switch {
-	case ul != blas.Upper && ul != blas.Lower:
-		panic("backend: Dpocon: bad uplo")
+	case ul != gblas.Upper && ul != gblas.Lower:
+		panic("blas: Dpocon: bad uplo")
 	case n < 0 || lda < max(1, n):
-		panic("backend: Dpocon: bad size or leading dimension")
+		panic("blas: Dpocon: bad size or leading dimension")
 	case anorm < 0:
-		panic("backend: Dpocon: negative anorm")
+		panic("blas: Dpocon: negative anorm")
 	}
 	if n == 0 {
 		return 1
 	}
 	if len(a) < (n-1)*lda+n {
-		panic("backend: Dpocon: short matrix")
+		panic("blas: Dpocon: short matrix")
 	}
 	uplo := swapUplo(ul)
 	n32, lda32 := int32(n), int32(lda)
@@ -111,7 +111,7 @@ func (l *LAPACK) Dpocon(ul blas.Uplo, n int, a []float64, lda int, anorm float64
 	iw := make([]int32, n)
 	l.dpocon(&uplo, &n32, unsafe.Pointer(&a[0]), &lda32, &anorm, &rcond, unsafe.Pointer(&w[0]), unsafe.Pointer(&iw[0]), &info, 1)
 	if info < 0 {
-		panic(fmt.Sprintf("backend: dpocon: argument %d illegal", -info))
+		panic(fmt.Sprintf("blas: dpocon: argument %d illegal", -info))
 	}
 	return rcond
 }
@@ -121,18 +121,18 @@ func (l *LAPACK) Dpocon(ul blas.Uplo, n int, a []float64, lda int, anorm float64
 // orthonormal eigenvectors into the columns of a, with OpenBLAS's dsyevr.
 // It allocates its own workspace: a workspace query (lwork = −1) returns
 // 1 in work[0]. It reports whether the decomposition converged.
-func (l *LAPACK) Dsyev(jobz lapack.EVJob, uplo blas.Uplo, n int, a []float64, lda int, w, work []float64, lwork int) bool {
+func (l *LAPACK) Dsyev(jobz lapack.EVJob, uplo gblas.Uplo, n int, a []float64, lda int, w, work []float64, lwork int) bool {
 	switch {
 	case jobz != lapack.EVNone && jobz != lapack.EVCompute:
-		panic("backend: Dsyev: bad job")
-	case uplo != blas.Upper && uplo != blas.Lower:
-		panic("backend: Dsyev: bad uplo")
+		panic("blas: Dsyev: bad job")
+	case uplo != gblas.Upper && uplo != gblas.Lower:
+		panic("blas: Dsyev: bad uplo")
 	case n < 0 || lda < max(1, n):
-		panic("backend: Dsyev: bad size or leading dimension")
+		panic("blas: Dsyev: bad size or leading dimension")
 	case lwork < 1 && lwork != -1:
-		panic("backend: Dsyev: bad lwork")
+		panic("blas: Dsyev: bad lwork")
 	case len(work) < 1:
-		panic("backend: Dsyev: short work")
+		panic("blas: Dsyev: short work")
 	}
 	if lwork == -1 {
 		work[0] = 1
@@ -142,7 +142,7 @@ func (l *LAPACK) Dsyev(jobz lapack.EVJob, uplo blas.Uplo, n int, a []float64, ld
 		return true
 	}
 	if len(a) < (n-1)*lda+n || len(w) < n {
-		panic("backend: Dsyev: short matrix or eigenvalue slice")
+		panic("blas: Dsyev: short matrix or eigenvalue slice")
 	}
 	job := byte('N')
 	ldz := 1
@@ -169,12 +169,12 @@ func (l *LAPACK) Dsyev(jobz lapack.EVJob, uplo blas.Uplo, n int, a []float64, ld
 	}
 	call(wq, iq)
 	if info != 0 {
-		panic(fmt.Sprintf("backend: dsyevr workspace query: info %d", info))
+		panic(fmt.Sprintf("blas: dsyevr workspace query: info %d", info))
 	}
 	lw, liw = int32(max(wq[0], float64(26*n))), max(iq[0], int32(10*n))
 	call(make([]float64, lw), make([]int32, liw))
 	if info < 0 {
-		panic(fmt.Sprintf("backend: dsyevr: argument %d illegal", -info))
+		panic(fmt.Sprintf("blas: dsyevr: argument %d illegal", -info))
 	}
 	if info > 0 || int(m) != n {
 		return false

@@ -1,4 +1,4 @@
-// Package backend selects the BLAS implementation behind gonum's blas64 and
+// Package blas selects the BLAS implementation behind gonum's blas64 and
 // blas32 packages, through which all of kernelkit's matrix products run.
 //
 // kernelkit builds and runs in pure Go (gonum's native BLAS, CGO_ENABLED=0
@@ -31,7 +31,11 @@
 // Installing a BLAS implementation is process-wide state owned by gonum
 // (blas64.Use); call UseOpenBLAS once at program start, before any
 // goroutine computes.
-package backend
+//
+// The package shares its name with gonum's blas, whose types (Transpose,
+// Uplo, Float64Level3…) its implementations take: kernelkit's files that
+// import both, this package's included, import gonum's as gblas.
+package blas
 
 import (
 	"errors"
@@ -41,7 +45,7 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
-	"gonum.org/v1/gonum/blas"
+	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/blas/gonum"
@@ -113,7 +117,7 @@ func LoadOpenBLAS() (*OpenBLAS, error) {
 		errs = append(errs, err)
 	}
 	if h == 0 {
-		return nil, fmt.Errorf("backend: OpenBLAS not found (install libopenblas-dev, or set KERNELKIT_OPENBLAS): %w", errors.Join(errs...))
+		return nil, fmt.Errorf("blas: OpenBLAS not found (install libopenblas-dev, or set KERNELKIT_OPENBLAS): %w", errors.Join(errs...))
 	}
 	o := &OpenBLAS{path: path}
 	for _, f := range []struct {
@@ -126,7 +130,7 @@ func LoadOpenBLAS() (*OpenBLAS, error) {
 		{&o.dtrsm, "cblas_dtrsm"},
 	} {
 		if _, err := purego.Dlsym(h, f.name); err != nil {
-			return nil, fmt.Errorf("backend: %s lacks %s: %w", path, f.name, err)
+			return nil, fmt.Errorf("blas: %s lacks %s: %w", path, f.name, err)
 		}
 		purego.RegisterLibFunc(f.ptr, h, f.name)
 	}
@@ -153,7 +157,7 @@ func UseOpenBLAS() error {
 	mu.Lock()
 	defer mu.Unlock()
 	if v := os.Getenv("KERNELKIT_BLAS"); v == "gonum" || v == "perturbed" {
-		return errors.New("backend: OpenBLAS disabled by KERNELKIT_BLAS=" + v)
+		return errors.New("blas: OpenBLAS disabled by KERNELKIT_BLAS=" + v)
 	}
 	if loaded != nil {
 		return nil
@@ -219,15 +223,15 @@ func (o *OpenBLAS) String() string {
 	return s + ")"
 }
 
-func tr(t blas.Transpose) int32 {
-	if t == blas.NoTrans {
+func tr(t gblas.Transpose) int32 {
+	if t == gblas.NoTrans {
 		return cblasNoTrans
 	}
 	return cblasTrans
 }
 
-func ul(u blas.Uplo) int32 {
-	if u == blas.Upper {
+func ul(u gblas.Uplo) int32 {
+	if u == gblas.Upper {
 		return cblasUpper
 	}
 	return cblasLower
@@ -248,7 +252,7 @@ func p32(s []float32) unsafe.Pointer {
 }
 
 // Dgemm computes C = alpha·op(A)·op(B) + beta·C with OpenBLAS.
-func (o *OpenBLAS) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+func (o *OpenBLAS) Dgemm(tA, tB gblas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
@@ -257,7 +261,7 @@ func (o *OpenBLAS) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []
 }
 
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C with OpenBLAS.
-func (o *OpenBLAS) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func (o *OpenBLAS) Sgemm(tA, tB gblas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
@@ -266,7 +270,7 @@ func (o *OpenBLAS) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []
 }
 
 // Dsyrk computes C = alpha·op(A)·op(A)ᵀ + beta·C on one triangle.
-func (o *OpenBLAS) Dsyrk(ul_ blas.Uplo, t blas.Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
+func (o *OpenBLAS) Dsyrk(ul_ gblas.Uplo, t gblas.Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
 	if n == 0 {
 		return
 	}
@@ -275,7 +279,7 @@ func (o *OpenBLAS) Dsyrk(ul_ blas.Uplo, t blas.Transpose, n, k int, alpha float6
 }
 
 // Ssyrk computes C = alpha·op(A)·op(A)ᵀ + beta·C on one triangle.
-func (o *OpenBLAS) Ssyrk(ul_ blas.Uplo, t blas.Transpose, n, k int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int) {
+func (o *OpenBLAS) Ssyrk(ul_ gblas.Uplo, t gblas.Transpose, n, k int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int) {
 	if n == 0 {
 		return
 	}
@@ -285,33 +289,33 @@ func (o *OpenBLAS) Ssyrk(ul_ blas.Uplo, t blas.Transpose, n, k int, alpha float3
 
 // Dtrsm solves op(A)·X = alpha·B (side Left) or X·op(A) = alpha·B (side
 // Right) for X, overwriting B, with A triangular, with OpenBLAS.
-func (o *OpenBLAS) Dtrsm(s blas.Side, ul_ blas.Uplo, t blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+func (o *OpenBLAS) Dtrsm(s gblas.Side, ul_ gblas.Uplo, t gblas.Transpose, d gblas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
 	if m == 0 || n == 0 {
 		return
 	}
 	k := n
-	if s == blas.Left {
+	if s == gblas.Left {
 		k = m
 	}
 	if lda < max(1, k) || ldb < max(1, n) {
-		panic("backend: bad leading dimension or increment")
+		panic("blas: bad leading dimension or increment")
 	}
 	if len(a) < lda*(k-1)+k || len(b) < ldb*(m-1)+n {
-		panic("backend: short slice in TRSM")
+		panic("blas: short slice in TRSM")
 	}
 	side := int32(cblasLeft)
-	if s == blas.Right {
+	if s == gblas.Right {
 		side = cblasRight
 	}
 	diag := int32(cblasNonUnit)
-	if d == blas.Unit {
+	if d == gblas.Unit {
 		diag = cblasUnit
 	}
 	o.dtrsm(cblasRowMajor, side, ul(ul_), tr(t), diag, int32(m), int32(n), alpha, p64(a), int32(lda), p64(b), int32(ldb))
 }
 
 // Dgemv computes y = alpha·op(A)·x + beta·y.
-func (o *OpenBLAS) Dgemv(t blas.Transpose, m, n int, alpha float64, a []float64, lda int, x []float64, incX int, beta float64, y []float64, incY int) {
+func (o *OpenBLAS) Dgemv(t gblas.Transpose, m, n int, alpha float64, a []float64, lda int, x []float64, incX int, beta float64, y []float64, incY int) {
 	if m == 0 || n == 0 || incX < 0 || incY < 0 {
 		o.Implementation.Dgemv(t, m, n, alpha, a, lda, x, incX, beta, y, incY)
 		return
@@ -321,7 +325,7 @@ func (o *OpenBLAS) Dgemv(t blas.Transpose, m, n int, alpha float64, a []float64,
 }
 
 // Sgemv computes y = alpha·op(A)·x + beta·y.
-func (o *OpenBLAS) Sgemv(t blas.Transpose, m, n int, alpha float32, a []float32, lda int, x []float32, incX int, beta float32, y []float32, incY int) {
+func (o *OpenBLAS) Sgemv(t gblas.Transpose, m, n int, alpha float32, a []float32, lda int, x []float32, incX int, beta float32, y []float32, incY int) {
 	if m == 0 || n == 0 || incX < 0 || incY < 0 {
 		o.Implementation.Sgemv(t, m, n, alpha, a, lda, x, incX, beta, y, incY)
 		return
@@ -332,45 +336,45 @@ func (o *OpenBLAS) Sgemv(t blas.Transpose, m, n int, alpha float32, a []float32,
 
 // The checks mirror gonum's: a short slice would make OpenBLAS read or
 // write out of bounds, so it panics like gonum does.
-func checkGemm(tA, tB blas.Transpose, m, n, k, la, lda, lb, ldb, lc, ldc int) {
+func checkGemm(tA, tB gblas.Transpose, m, n, k, la, lda, lb, ldb, lc, ldc int) {
 	ar, ac := m, k
-	if tA != blas.NoTrans {
+	if tA != gblas.NoTrans {
 		ar, ac = k, m
 	}
 	br, bc := k, n
-	if tB != blas.NoTrans {
+	if tB != gblas.NoTrans {
 		br, bc = n, k
 	}
 	if lda < max(1, ac) || ldb < max(1, bc) || ldc < max(1, n) {
-		panic("backend: bad leading dimension or increment")
+		panic("blas: bad leading dimension or increment")
 	}
 	if (ar > 0 && la < lda*(ar-1)+ac) || (br > 0 && lb < ldb*(br-1)+bc) || lc < ldc*(m-1)+n {
-		panic("backend: short slice in GEMM")
+		panic("blas: short slice in GEMM")
 	}
 }
 
-func checkSyrk(t blas.Transpose, n, k, la, lda, lc, ldc int) {
+func checkSyrk(t gblas.Transpose, n, k, la, lda, lc, ldc int) {
 	ar, ac := n, k
-	if t != blas.NoTrans {
+	if t != gblas.NoTrans {
 		ar, ac = k, n
 	}
 	if lda < max(1, ac) || ldc < max(1, n) {
-		panic("backend: bad leading dimension or increment")
+		panic("blas: bad leading dimension or increment")
 	}
 	if (ar > 0 && la < lda*(ar-1)+ac) || lc < ldc*(n-1)+n {
-		panic("backend: short slice in SYRK")
+		panic("blas: short slice in SYRK")
 	}
 }
 
-func checkGemv(t blas.Transpose, m, n, la, lda, lx, incX, ly, incY int) {
+func checkGemv(t gblas.Transpose, m, n, la, lda, lx, incX, ly, incY int) {
 	if lda < max(1, n) || incX == 0 || incY == 0 {
-		panic("backend: bad leading dimension or increment")
+		panic("blas: bad leading dimension or increment")
 	}
 	lenX, lenY := n, m
-	if t != blas.NoTrans {
+	if t != gblas.NoTrans {
 		lenX, lenY = m, n
 	}
 	if la < lda*(m-1)+n || lx < 1+(lenX-1)*incX || ly < 1+(lenY-1)*incY {
-		panic("backend: short slice in GEMV")
+		panic("blas: short slice in GEMV")
 	}
 }

@@ -1,9 +1,9 @@
-package backend
+package blas
 
 import (
 	"math"
 
-	"gonum.org/v1/gonum/blas"
+	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/blas/gonum"
@@ -70,7 +70,7 @@ func abs32(n int, a []float32) []float32 {
 }
 
 // Dgemm computes C = alpha·op(A)·op(B) + beta·C, then perturbs C.
-func (p Perturbed) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+func (p Perturbed) Dgemm(tA, tB gblas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	p.Implementation.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	if m == 0 || n == 0 || k < 2 || alpha == 0 {
 		return
@@ -87,7 +87,7 @@ func (p Perturbed) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []
 }
 
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C, then perturbs C.
-func (p Perturbed) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func (p Perturbed) Sgemm(tA, tB gblas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	p.Implementation.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	if m == 0 || n == 0 || k < 2 || alpha == 0 {
 		return
@@ -105,7 +105,7 @@ func (p Perturbed) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []
 
 // Dsyrk computes one triangle of C = alpha·op(A)·op(A)ᵀ + beta·C, then
 // perturbs it.
-func (p Perturbed) Dsyrk(ul blas.Uplo, t blas.Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
+func (p Perturbed) Dsyrk(ul gblas.Uplo, t gblas.Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
 	p.Implementation.Dsyrk(ul, t, n, k, alpha, a, lda, beta, c, ldc)
 	if n == 0 || k < 2 || alpha == 0 {
 		return
@@ -115,7 +115,7 @@ func (p Perturbed) Dsyrk(ul blas.Uplo, t blas.Transpose, n, k int, alpha float64
 	scale := 2 * math.Sqrt(float64(k)) * 0x1p-53
 	for i := 0; i < n; i++ {
 		lo, hi := i, n
-		if ul == blas.Lower {
+		if ul == gblas.Lower {
 			lo, hi = 0, i+1
 		}
 		for j := lo; j < hi; j++ {
@@ -127,7 +127,7 @@ func (p Perturbed) Dsyrk(ul blas.Uplo, t blas.Transpose, n, k int, alpha float64
 
 // Ssyrk computes one triangle of C = alpha·op(A)·op(A)ᵀ + beta·C, then
 // perturbs it.
-func (p Perturbed) Ssyrk(ul blas.Uplo, t blas.Transpose, n, k int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int) {
+func (p Perturbed) Ssyrk(ul gblas.Uplo, t gblas.Transpose, n, k int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int) {
 	p.Implementation.Ssyrk(ul, t, n, k, alpha, a, lda, beta, c, ldc)
 	if n == 0 || k < 2 || alpha == 0 {
 		return
@@ -137,7 +137,7 @@ func (p Perturbed) Ssyrk(ul blas.Uplo, t blas.Transpose, n, k int, alpha float32
 	scale := 2 * math.Sqrt(float64(k)) * 0x1p-24
 	for i := 0; i < n; i++ {
 		lo, hi := i, n
-		if ul == blas.Lower {
+		if ul == gblas.Lower {
 			lo, hi = 0, i+1
 		}
 		for j := lo; j < hi; j++ {
@@ -148,10 +148,10 @@ func (p Perturbed) Ssyrk(ul blas.Uplo, t blas.Transpose, n, k int, alpha float32
 }
 
 // Dgemv computes y = alpha·op(A)·x + beta·y, then perturbs y.
-func (p Perturbed) Dgemv(t blas.Transpose, m, n int, alpha float64, a []float64, lda int, x []float64, incX int, beta float64, y []float64, incY int) {
+func (p Perturbed) Dgemv(t gblas.Transpose, m, n int, alpha float64, a []float64, lda int, x []float64, incX int, beta float64, y []float64, incY int) {
 	p.Implementation.Dgemv(t, m, n, alpha, a, lda, x, incX, beta, y, incY)
 	rows, k := m, n
-	if t != blas.NoTrans {
+	if t != gblas.NoTrans {
 		rows, k = n, m
 	}
 	if rows == 0 || k < 2 || alpha == 0 {
@@ -171,10 +171,10 @@ func (p Perturbed) Dgemv(t blas.Transpose, m, n int, alpha float64, a []float64,
 }
 
 // Sgemv computes y = alpha·op(A)·x + beta·y, then perturbs y.
-func (p Perturbed) Sgemv(t blas.Transpose, m, n int, alpha float32, a []float32, lda int, x []float32, incX int, beta float32, y []float32, incY int) {
+func (p Perturbed) Sgemv(t gblas.Transpose, m, n int, alpha float32, a []float32, lda int, x []float32, incX int, beta float32, y []float32, incY int) {
 	p.Implementation.Sgemv(t, m, n, alpha, a, lda, x, incX, beta, y, incY)
 	rows, k := m, n
-	if t != blas.NoTrans {
+	if t != gblas.NoTrans {
 		rows, k = n, m
 	}
 	if rows == 0 || k < 2 || alpha == 0 {

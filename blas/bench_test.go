@@ -1,10 +1,10 @@
-package backend
+package blas
 
 import (
 	"fmt"
 	"testing"
 
-	"gonum.org/v1/gonum/blas"
+	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 )
 
@@ -17,8 +17,8 @@ func BenchmarkGemm(b *testing.B) {
 	type impl struct {
 		name    string
 		threads int
-		i64     blas.Float64Level3
-		i32     blas.Float32Level3
+		i64     gblas.Float64Level3
+		i32     gblas.Float32Level3
 	}
 	impls := []impl{{"gonum", 0, gonum.Implementation{}, gonum.Implementation{}}}
 	if err == nil {
@@ -46,13 +46,13 @@ func BenchmarkGemm(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("%dx%dx%d/%s/float64", sh.m, sh.n, sh.k, im.name), func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
-					im.i64.Dgemm(blas.NoTrans, blas.Trans, sh.m, sh.n, sh.k, 1, a, sh.k, w, sh.k, 0, c, sh.n)
+					im.i64.Dgemm(gblas.NoTrans, gblas.Trans, sh.m, sh.n, sh.k, 1, a, sh.k, w, sh.k, 0, c, sh.n)
 				}
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 			b.Run(fmt.Sprintf("%dx%dx%d/%s/float32", sh.m, sh.n, sh.k, im.name), func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
-					im.i32.Sgemm(blas.NoTrans, blas.Trans, sh.m, sh.n, sh.k, 1, a32, sh.k, w32, sh.k, 0, c32, sh.n)
+					im.i32.Sgemm(gblas.NoTrans, gblas.Trans, sh.m, sh.n, sh.k, 1, a32, sh.k, w32, sh.k, 0, c32, sh.n)
 				}
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
