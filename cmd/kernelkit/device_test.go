@@ -123,7 +123,7 @@ func TestDeviceTransform(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"transform", "--model", mpath, "--data", test},
-		{"transform", "--data", test, "--label", "label", "--kernel", "softmax", "--features", "8", "--gamma", "0.01", "--scaled"},
+		{"transform", "--data", test, "--label", "label", "--kernel", "softmax", "--features", "8", "--scaled"},
 	} {
 		want, err := run(t, args...)
 		if err != nil {

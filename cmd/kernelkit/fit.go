@@ -83,8 +83,17 @@ func (f *featureOptions) mapOptions(fl *pflag.FlagSet, d int) (features.Options,
 	if err != nil {
 		return features.Options{}, err
 	}
-	return features.Options{InputDim: d, Features: c.Features, Gamma: c.Gamma, Sampler: c.Sampler, Seed: c.Seed, Float32: c.Float32}, nil
+	o := features.Options{InputDim: d, Features: c.Features, Gamma: c.Gamma, Sampler: c.Sampler, Seed: c.Seed, Float32: c.Float32}
+	if e, err := catalog.Default().Lookup(f.mapName); err == nil && !usesGamma(e.Kernel) {
+		o.Gamma = 0 // not a parameter of this map: not reported as one
+	}
+	return o, nil
 }
+
+// usesGamma reports whether the kernel has the bandwidth --gamma sets:
+// exp(−γ‖x−y‖²) (rbf) and (γxᵀy + 1)^p (poly2, poly3). The softmax,
+// arc-cosine and χ² kernels have none.
+func usesGamma(kernel string) bool { return kernel == "rbf" || kernel == "poly2" || kernel == "poly3" }
 
 // config returns the map of the flags for d input columns (γ = 1/d unless
 // --gamma is given).
@@ -92,6 +101,15 @@ func (f *featureOptions) config(fl *pflag.FlagSet, d int) (features.Config, erro
 	s, err := sampler.ByName(f.sampler)
 	if err != nil {
 		return features.Config{}, err
+	}
+	kern := f.kernel
+	if f.mapName != "" {
+		if e, err := catalog.Default().Lookup(f.mapName); err == nil {
+			kern = e.Kernel
+		}
+	}
+	if (fl.Changed("gamma") || f.gammaScale) && !usesGamma(kern) {
+		return features.Config{}, fmt.Errorf("--gamma is the bandwidth of the rbf and polynomial kernels; the %s kernel has none", kern)
 	}
 	g := f.gamma
 	if f.gammaScale {
