@@ -30,66 +30,82 @@ func TestEnginesShareCheckpoints(t *testing.T) {
 	data := toyData(t, 48, 7)
 	for _, kind := range nn.Kinds {
 		t.Run(kind, func(t *testing.T) {
-			dir := t.TempDir()
 			cfg := toyConfig(kind)
-			cfg.Checkpoint = filepath.Join(dir, "a.ckpt")
-			cfg.Steps, cfg.Backend = 3, BackendCPU
-			nat, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := nat.Fit(context.Background(), data, nil); err != nil {
-				t.Fatal(err)
-			}
-			want, err := nat.Predict(data[:20])
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.Backend = "go"
-			gx, err := New(cfg)
-			if err != nil {
-				t.Fatalf("GoMLX resuming the native checkpoint: %v", err)
-			}
-			if gx.Step() != 3 {
-				t.Fatalf("GoMLX resumed at step %d, want 3", gx.Step())
-			}
-			got, err := gx.Predict(data[:20])
-			if err != nil {
-				t.Fatal(err)
-			}
-			tol := tolerance32(t, cfg, data[:20], want)
-			worst := compareLogits(t, "GoMLX on the native checkpoint", got, want, tol)
-			// GoMLX trains on and writes; the native engine reads it back.
-			cfg.Steps = 5
-			gx2, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := gx2.Fit(context.Background(), data, nil)
-			if err != nil {
-				t.Fatalf("GoMLX training on from the native checkpoint: %v", err)
-			}
-			if res.StartStep != 3 || res.Steps != 5 {
-				t.Errorf("GoMLX ran steps %d to %d, want 3 to 5", res.StartStep, res.Steps)
-			}
-			want2, err := gx2.Predict(data[:20])
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.Backend = BackendCPU
-			nat2, err := New(cfg)
-			if err != nil {
-				t.Fatalf("native engine resuming GoMLX's checkpoint: %v", err)
-			}
-			got2, err := nat2.Predict(data[:20])
-			if err != nil {
-				t.Fatal(err)
-			}
-			tol2 := tolerance32(t, cfg, data[:20], got2)
-			worst = math.Max(worst, compareLogits(t, "native engine on GoMLX's checkpoint", got2, want2, tol2))
-			t.Logf("largest logit difference %.2g (bounds %.2g, %.2g)", worst, tol, tol2)
+			cfg.Checkpoint = filepath.Join(t.TempDir(), "a.ckpt")
+			crossEngines(t, cfg, data, nil)
 		})
 	}
+}
+
+// crossEngines trains cfg for 3 steps on the native engine, writing
+// cfg.Checkpoint, calls check (if not nil) on that checkpoint, resumes it
+// in GoMLX and compares the logits of 20 examples, trains on to step 5
+// there, resumes that checkpoint in the native engine and compares again,
+// each comparison within tolerance32.
+func crossEngines(t *testing.T, cfg Config, data []Example, check func(*Checkpoint)) {
+	t.Helper()
+	cfg.Steps, cfg.Backend = 3, BackendCPU
+	nat, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nat.Fit(context.Background(), data, nil); err != nil {
+		t.Fatal(err)
+	}
+	want, err := nat.Predict(data[:20])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if check != nil {
+		ck, err := ReadCheckpoint(cfg.Checkpoint)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(ck)
+	}
+	cfg.Backend = "go"
+	gx, err := New(cfg)
+	if err != nil {
+		t.Fatalf("GoMLX resuming the native checkpoint: %v", err)
+	}
+	if gx.Step() != 3 {
+		t.Fatalf("GoMLX resumed at step %d, want 3", gx.Step())
+	}
+	got, err := gx.Predict(data[:20])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tol := tolerance32(t, cfg, data[:20], want)
+	worst := compareLogits(t, "GoMLX on the native checkpoint", got, want, tol)
+	// GoMLX trains on and writes; the native engine reads it back.
+	cfg.Steps = 5
+	gx2, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := gx2.Fit(context.Background(), data, nil)
+	if err != nil {
+		t.Fatalf("GoMLX training on from the native checkpoint: %v", err)
+	}
+	if res.StartStep != 3 || res.Steps != 5 {
+		t.Errorf("GoMLX ran steps %d to %d, want 3 to 5", res.StartStep, res.Steps)
+	}
+	want2, err := gx2.Predict(data[:20])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Backend = BackendCPU
+	nat2, err := New(cfg)
+	if err != nil {
+		t.Fatalf("native engine resuming GoMLX's checkpoint: %v", err)
+	}
+	got2, err := nat2.Predict(data[:20])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tol2 := tolerance32(t, cfg, data[:20], got2)
+	worst = math.Max(worst, compareLogits(t, "native engine on GoMLX's checkpoint", got2, want2, tol2))
+	t.Logf("largest logit difference %.2g (bounds %.2g, %.2g)", worst, tol, tol2)
 }
 
 // tolerance32 returns 8·e32 + 1e-6, e32 the largest relative difference

@@ -2,7 +2,6 @@ package train
 
 import (
 	"context"
-	"math"
 	"path/filepath"
 	"testing"
 
@@ -34,64 +33,11 @@ func TestFeatureMapsShareCheckpoints(t *testing.T) {
 				cfg := toyConfig(nn.KindPerformer)
 				cfg.Model.FeatureMap, cfg.Model.Causal, cfg.Redraw = fam, causal, 2
 				cfg.Checkpoint = filepath.Join(t.TempDir(), "a.ckpt")
-				cfg.Steps, cfg.Backend = 3, BackendCPU
-				nat, err := New(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := nat.Fit(context.Background(), data, nil); err != nil {
-					t.Fatal(err)
-				}
-				want, err := nat.Predict(data[:20])
-				if err != nil {
-					t.Fatal(err)
-				}
-				ck, err := ReadCheckpoint(cfg.Checkpoint)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got, _ := nn.FeatureFamily(ck.Model.FeatureMap); got != fam {
-					t.Fatalf("checkpoint holds feature map %q, want %s", ck.Model.FeatureMap, fam)
-				}
-				cfg.Backend = "go"
-				gx, err := New(cfg)
-				if err != nil {
-					t.Fatalf("GoMLX resuming the native checkpoint: %v", err)
-				}
-				got, err := gx.Predict(data[:20])
-				if err != nil {
-					t.Fatal(err)
-				}
-				tol := tolerance32(t, cfg, data[:20], want)
-				worst := compareLogits(t, "GoMLX on the native checkpoint", got, want, tol)
-				cfg.Steps = 5
-				gx2, err := New(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, err := gx2.Fit(context.Background(), data, nil)
-				if err != nil {
-					t.Fatalf("GoMLX training on from the native checkpoint: %v", err)
-				}
-				if res.StartStep != 3 || res.Steps != 5 {
-					t.Errorf("GoMLX ran steps %d to %d, want 3 to 5", res.StartStep, res.Steps)
-				}
-				want2, err := gx2.Predict(data[:20])
-				if err != nil {
-					t.Fatal(err)
-				}
-				cfg.Backend = BackendCPU
-				nat2, err := New(cfg)
-				if err != nil {
-					t.Fatalf("native engine resuming GoMLX's checkpoint: %v", err)
-				}
-				got2, err := nat2.Predict(data[:20])
-				if err != nil {
-					t.Fatal(err)
-				}
-				tol2 := tolerance32(t, cfg, data[:20], got2)
-				worst = math.Max(worst, compareLogits(t, "native engine on GoMLX's checkpoint", got2, want2, tol2))
-				t.Logf("largest logit difference %.2g (bounds %.2g, %.2g)", worst, tol, tol2)
+				crossEngines(t, cfg, data, func(ck *Checkpoint) {
+					if got, _ := nn.FeatureFamily(ck.Model.FeatureMap); got != fam {
+						t.Fatalf("checkpoint holds feature map %q, want %s", ck.Model.FeatureMap, fam)
+					}
+				})
 			})
 		}
 	}
