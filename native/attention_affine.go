@@ -63,6 +63,13 @@ func (g *gradScratch[T]) get(workers, worker, n int) []T {
 // (parallel.Ordered), so the result does not depend on scheduling or on
 // the number of cores.
 func rowAffineBackward[T Float](gs *gradScratch[T], dx []T, accumulate bool, dy, x []T, w, b *Param[T], n, in, out int) {
+	affineBackward(gs, mixRowChunk, dx, accumulate, dy, x, w, b, n, in, out)
+}
+
+// affineBackward is rowAffineBackward with rows taken chunk at a time:
+// the chunk size decides the partial sums, so each call site passes a
+// constant.
+func affineBackward[T Float](gs *gradScratch[T], chunk int, dx []T, accumulate bool, dy, x []T, w, b *Param[T], n, in, out int) {
 	grads := w.Trainable
 	if !grads {
 		if dx == nil {
@@ -72,16 +79,16 @@ func rowAffineBackward[T Float](gs *gradScratch[T], dx []T, accumulate bool, dy,
 		if accumulate {
 			beta = 1
 		}
-		parallel.Chunks(n, mixRowChunk, func(_, lo, hi int) {
+		parallel.Chunks(n, chunk, func(_, lo, hi int) {
 			gemm(false, true, hi-lo, in, out, 1, dy[lo*out:hi*out], out, w.Value, out, beta, dx[lo*in:hi*in], in)
 		})
 		return
 	}
-	workers := parallel.Workers((n + mixRowChunk - 1) / mixRowChunk)
+	workers := parallel.Workers((n + chunk - 1) / chunk)
 	for k := 0; k < workers; k++ {
 		gs.get(workers, k, in*out+out)
 	}
-	parallel.Ordered(n, mixRowChunk, func(worker, lo, hi int) {
+	parallel.Ordered(n, chunk, func(worker, lo, hi int) {
 		dyc := dy[lo*out : hi*out]
 		if dx != nil {
 			var beta T

@@ -2,44 +2,50 @@ package native
 
 // gtu is TNN's gated Toeplitz unit (nn.GTU): u = SiLU(xW_u + b_u), v =
 // SiLU(xW_v + b_v), output (u ⊙ TNO(v))W_o + b_o, the token mixer acting
-// on the expanded width e.
+// on the expanded width e. The two input maps run as one product
+// (pairLinear): row r of their output holds u's pre-activation, then v's.
 type gtu[T Float] struct {
-	d, e       int
-	lu, lv, lo *linear[T]
-	tno        Layer[T]
-	su, sv     []T // σ of the pre-activations
-	u, v, g    []T // SiLU outputs and the gated product
-	t          []T // TNO output (owned by the mixer)
-	du, dv, dh []T
+	d, e   int
+	luv    *pairLinear[T]
+	lo     *linear[T]
+	tno    Layer[T]
+	su, sv []T // σ of the pre-activations
+	u, v   []T // SiLU outputs
+	g      []T // the gated product
+	t      []T // TNO output (owned by the mixer)
+	duv    []T // gradient of the fused pre-activations (rows×2e)
+	dv     []T
 }
 
 // newGTU returns a GTU from width d to e and back under scope, with the
 // token mixer tno.
 func newGTU[T Float](scope string, d, e int, tno Layer[T], trainable bool) *gtu[T] {
 	return &gtu[T]{d: d, e: e, tno: tno,
-		lu: newLinear[T](scope, "wu", "bu", d, e, trainable),
-		lv: newLinear[T](scope, "wv", "bv", d, e, trainable),
-		lo: newLinear[T](scope, "wo", "bo", e, d, trainable)}
+		luv: newPairLinear[T](scope, "wu", "bu", "wv", "bv", d, e, e, trainable),
+		lo:  newLinear[T](scope, "wo", "bo", e, d, trainable)}
 }
 
 // Params lists the unit's parameters (the mixer's included).
 func (l *gtu[T]) Params() []*Param[T] {
-	ps := append(l.lu.params(), l.lv.params()...)
-	ps = append(ps, l.lo.params()...)
+	ps := append(l.luv.params(), l.lo.params()...)
 	return append(ps, l.tno.Params()...)
 }
 
 // Forward applies the unit to x (B·L×d).
 func (l *gtu[T]) Forward(x []T, B, L int) []T {
-	rows := B * L
-	up := l.lu.forward(x, rows)
-	vp := l.lv.forward(x, rows)
-	l.u, l.v = grow(l.u, rows*l.e), grow(l.v, rows*l.e)
-	l.su, l.sv = grow(l.su, rows*l.e), grow(l.sv, rows*l.e)
-	siluFwd(up, l.u, l.su)
-	siluFwd(vp, l.v, l.sv)
+	rows, e := B*L, l.e
+	uv := l.luv.forward(x, rows)
+	l.u, l.v = grow(l.u, rows*e), grow(l.v, rows*e)
+	l.su, l.sv = grow(l.su, rows*e), grow(l.sv, rows*e)
+	chunks(rows, rowChunk, func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			o := r * e
+			siluRow(uv[2*o:2*o+e], l.u[o:o+e], l.su[o:o+e])
+			siluRow(uv[2*o+e:2*o+2*e], l.v[o:o+e], l.sv[o:o+e])
+		}
+	})
 	l.t = l.tno.Forward(l.v, B, L)
-	l.g = grow(l.g, rows*l.e)
+	l.g = grow(l.g, rows*e)
 	chunks(len(l.g), rowChunk*64, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			l.g[i] = l.u[i] * l.t[i]
@@ -51,62 +57,72 @@ func (l *gtu[T]) Forward(x []T, B, L int) []T {
 // Backward returns the gradient for x.
 func (l *gtu[T]) Backward(dy []T) []T {
 	dg := l.lo.backward(dy)
-	n := len(dg)
-	l.du, l.dv = grow(l.du, n), grow(l.dv, n)
-	chunks(n, rowChunk*64, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			l.du[i] = dg[i] * l.t[i] * siluGrad(l.lu.y[i], l.su[i])
-			l.dv[i] = dg[i] * l.u[i]
+	n, e := len(dg), l.e
+	rows := n / e
+	uv := l.luv.cat.y
+	l.duv, l.dv = grow(l.duv, 2*n), grow(l.dv, n)
+	chunks(rows, rowChunk, func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			o := r * e
+			du, up := l.duv[2*o:2*o+e], uv[2*o:2*o+e]
+			for j := range du {
+				i := o + j
+				du[j] = dg[i] * l.t[i] * siluGrad(up[j], l.su[i])
+				l.dv[i] = dg[i] * l.u[i]
+			}
 		}
 	})
 	dt := l.tno.Backward(l.dv)
-	chunks(n, rowChunk*64, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			l.dv[i] = dt[i] * siluGrad(l.lv.y[i], l.sv[i])
+	chunks(rows, rowChunk, func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			o := r * e
+			dv, vp := l.duv[2*o+e:2*o+2*e], uv[2*o+e:2*o+2*e]
+			for j := range dv {
+				dv[j] = dt[o+j] * siluGrad(vp[j], l.sv[o+j])
+			}
 		}
 	})
-	dx := l.lu.backward(l.du)
-	l.dh = grow(l.dh, len(dx))
-	copy(l.dh, dx)
-	dx = l.lv.backward(l.dv)
-	for i, v := range dx {
-		l.dh[i] += v
-	}
-	return l.dh
+	return l.luv.backward(l.duv)
 }
 
 // glu is the gated linear unit of the TNN block (nn.GLU): (SiLU(xW₁ + b₁)
-// ⊙ (xW₂ + b₂))W₃ + b₃.
+// ⊙ (xW₂ + b₂))W₃ + b₃. The two input maps run as one product
+// (pairLinear): row r of their output holds xW₁ + b₁, then xW₂ + b₂.
 type glu[T Float] struct {
-	l1, l2, l3 *linear[T]
-	sa, s, g   []T // σ(xW₁ + b₁), its SiLU, the gated product
-	d1, d2, dh []T
+	h        int
+	l12      *pairLinear[T]
+	l3       *linear[T]
+	sa, s, g []T // σ(xW₁ + b₁), its SiLU, the gated product
+	d12      []T // gradient of the fused pre-activations (rows×2h)
 }
 
 // newGLU returns a GLU of the given hidden width under scope.
 func newGLU[T Float](scope string, d, hidden int, trainable bool) *glu[T] {
-	return &glu[T]{
-		l1: newLinear[T](scope, "w1", "b1", d, hidden, trainable),
-		l2: newLinear[T](scope, "w2", "b2", d, hidden, trainable),
-		l3: newLinear[T](scope, "w3", "b3", hidden, d, trainable)}
+	return &glu[T]{h: hidden,
+		l12: newPairLinear[T](scope, "w1", "b1", "w2", "b2", d, hidden, hidden, trainable),
+		l3:  newLinear[T](scope, "w3", "b3", hidden, d, trainable)}
 }
 
 // Params lists the unit's parameters.
 func (l *glu[T]) Params() []*Param[T] {
-	return append(append(l.l1.params(), l.l2.params()...), l.l3.params()...)
+	return append(l.l12.params(), l.l3.params()...)
 }
 
 // Forward applies the unit to x (B·L×d).
 func (l *glu[T]) Forward(x []T, B, L int) []T {
-	rows := B * L
-	a := l.l1.forward(x, rows)
-	c := l.l2.forward(x, rows)
-	l.sa, l.s, l.g = grow(l.sa, len(a)), grow(l.s, len(a)), grow(l.g, len(a))
-	chunks(len(a), rowChunk*64, func(_, lo, hi int) {
-		sigmoidSlice(l.sa[lo:hi], a[lo:hi])
-		for i := lo; i < hi; i++ {
-			l.s[i] = a[i] * l.sa[i]
-			l.g[i] = l.s[i] * c[i]
+	rows, h := B*L, l.h
+	ac := l.l12.forward(x, rows)
+	n := rows * h
+	l.sa, l.s, l.g = grow(l.sa, n), grow(l.s, n), grow(l.g, n)
+	chunks(rows, rowChunk, func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			o := r * h
+			a, c := ac[2*o:2*o+h], ac[2*o+h:2*o+2*h]
+			sa, s, g := l.sa[o:o+h], l.s[o:o+h], l.g[o:o+h]
+			siluRow(a, s, sa)
+			for j := range g {
+				g[j] = s[j] * c[j]
+			}
 		}
 	})
 	return l.l3.forward(l.g, rows)
@@ -115,21 +131,20 @@ func (l *glu[T]) Forward(x []T, B, L int) []T {
 // Backward returns the gradient for x.
 func (l *glu[T]) Backward(dy []T) []T {
 	dg := l.l3.backward(dy)
-	n := len(dg)
-	l.d1, l.d2 = grow(l.d1, n), grow(l.d2, n)
-	a, c := l.l1.y, l.l2.y
-	chunks(n, rowChunk*64, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			l.d1[i] = dg[i] * c[i] * siluGrad(a[i], l.sa[i])
-			l.d2[i] = dg[i] * l.s[i]
+	n, h := len(dg), l.h
+	ac := l.l12.cat.y
+	l.d12 = grow(l.d12, 2*n)
+	chunks(n/h, rowChunk, func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			o := r * h
+			a, c := ac[2*o:2*o+h], ac[2*o+h:2*o+2*h]
+			d1, d2 := l.d12[2*o:2*o+h], l.d12[2*o+h:2*o+2*h]
+			for j := range d1 {
+				i := o + j
+				d1[j] = dg[i] * c[j] * siluGrad(a[j], l.sa[i])
+				d2[j] = dg[i] * l.s[i]
+			}
 		}
 	})
-	dx := l.l1.backward(l.d1)
-	l.dh = grow(l.dh, len(dx))
-	copy(l.dh, dx)
-	dx = l.l2.backward(l.d2)
-	for i, v := range dx {
-		l.dh[i] += v
-	}
-	return l.dh
+	return l.l12.backward(l.d12)
 }

@@ -141,11 +141,11 @@ func (m *Model[T]) blockLayers(block string, trainable bool) (mix, ffn Layer[T],
 		return nil, nil, fmt.Errorf("native: model kind %q is not yet supported by the native engine", cfg.Kind)
 	}
 	g := newGTU(scope, d, e, tno, trainable)
-	for _, l := range []*linear[T]{g.lu, g.lv, g.lo} {
+	for _, l := range []*linear[T]{g.luv.p, g.luv.q, g.lo} {
 		m.std[l.w] = 1 / math.Sqrt(float64(l.in))
 	}
 	u := newGLU[T](block+"/glu", d, cfg.Hidden, trainable)
-	for _, l := range []*linear[T]{u.l1, u.l2, u.l3} {
+	for _, l := range []*linear[T]{u.l12.p, u.l12.q, u.l3} {
 		m.std[l.w] = 1 / math.Sqrt(float64(l.in))
 	}
 	return g, u, nil
