@@ -1,0 +1,40 @@
+package native
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkLinearBackward times the parameter gradient ∂W = xᵀ·dy of a
+// float32 linear map on 8192 rows (the FD-TNN benchmark's batch of 16
+// sequences of 512) in the two splits over the cores: over row chunks
+// with the partials summed in order (affineBackward, what linear uses)
+// and over 64-column chunks of the full contraction (gemmCols).
+func BenchmarkLinearBackward(b *testing.B) {
+	const rows = 8192
+	for _, sh := range [][2]int{{128, 128}, {128, 256}, {256, 128}} {
+		in, out := sh[0], sh[1]
+		x, dy := make([]float32, rows*in), make([]float32, rows*out)
+		for i := range x {
+			x[i] = float32(i%7) - 3
+		}
+		for i := range dy {
+			dy[i] = float32(i%5) - 2
+		}
+		w := newParam[float32]("", "w", true, in, out)
+		fl := 2 * float64(rows*in*out)
+		b.Run(fmt.Sprintf("%dx%d/rows", in, out), func(b *testing.B) {
+			var gs gradScratch[float32]
+			for i := 0; i < b.N; i++ {
+				affineBackward(&gs, gemmChunk, nil, false, dy, x, w, nil, rows, in, out)
+			}
+			b.ReportMetric(fl*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+		b.Run(fmt.Sprintf("%dx%d/cols", in, out), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				gemmCols(true, false, in, out, rows, 1, x, in, dy, out, 1, w.Grad, out)
+			}
+			b.ReportMetric(fl*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
