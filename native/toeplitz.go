@@ -1,6 +1,7 @@
 package native
 
 import (
+	"github.com/kernelkit/kernelkit/internal/vmath"
 	"os"
 
 	"github.com/kernelkit/kernelkit/fft"
@@ -114,23 +115,22 @@ func (t *toeplitzFFT[T]) spectrum(s []T, b int) []T {
 	return s[b*t.stride : b*t.stride+2*(t.size/2+1)*t.e]
 }
 
-// transposeTile is the side of the square tiles in which pad and unpad
-// transpose: a tile's rows are one 64-byte cache line of float32 on both
-// sides, which avoids the cache-set conflicts of walking the channels at
-// a stride of N (a power-of-two number of bytes apart for most N).
-const transposeTile = 16
-
-// pad sets sig (e×N) to the channels of x (n×e) followed by zeros.
+// pad sets sig (e×N) to the channels of x (n×e) followed by zeros: float32
+// by vmath.Transpose32 (8×8 blocks with AVX2), float64 by a loop over
+// 16×16 tiles (a tile's rows are one 128-byte span on both sides, which
+// avoids the cache-set conflicts of walking the channels at a stride of N).
 func pad[T Float](sig, x []T, n, e, N int) {
-	const tb = transposeTile
-	for i0 := 0; i0 < n; i0 += tb {
-		i1 := min(i0+tb, n)
-		for c0 := 0; c0 < e; c0 += tb {
-			c1 := min(c0+tb, e)
-			for c := c0; c < c1; c++ {
-				dst := sig[c*N+i0 : c*N+i1]
-				for i := range dst {
-					dst[i] = x[(i0+i)*e+c]
+	if !transpose32(sig, N, x, e, n, e, 1) {
+		const tb = 16
+		for i0 := 0; i0 < n; i0 += tb {
+			i1 := min(i0+tb, n)
+			for c0 := 0; c0 < e; c0 += tb {
+				c1 := min(c0+tb, e)
+				for c := c0; c < c1; c++ {
+					dst := sig[c*N+i0 : c*N+i1]
+					for i := range dst {
+						dst[i] = x[(i0+i)*e+c]
+					}
 				}
 			}
 		}
@@ -141,9 +141,12 @@ func pad[T Float](sig, x []T, n, e, N int) {
 }
 
 // unpad sets y (n×e) to s times the first n samples of each channel of
-// sig (e×N).
+// sig (e×N), as pad transposes.
 func unpad[T Float](y, sig []T, n, e, N int, s T) {
-	const tb = transposeTile
+	if transpose32(y, e, sig, N, e, n, s) {
+		return
+	}
+	const tb = 16
 	for i0 := 0; i0 < n; i0 += tb {
 		i1 := min(i0+tb, n)
 		for c0 := 0; c0 < e; c0 += tb {
@@ -156,6 +159,17 @@ func unpad[T Float](y, sig []T, n, e, N int, s T) {
 			}
 		}
 	}
+}
+
+// transpose32 is vmath.Transpose32 for float32 slices; it reports false
+// for float64 ones.
+func transpose32[T Float](dst []T, ldd int, src []T, lds, rows, cols int, s T) bool {
+	d, ok := any(dst).([]float32)
+	if !ok {
+		return false
+	}
+	vmath.Transpose32(d, ldd, any(src).([]float32), lds, rows, cols, float32(s))
+	return true
 }
 
 // mulSpec sets out = a ⊙ k, or a ⊙ conj(k), for spectra stored as (re, im)

@@ -40,4 +40,13 @@
 // in the same order as the scalar forms (written with conversions that
 // forbid fused multiply-adds), so the same bits on every CPU (tested
 // bitwise).
+//
+// # Transpose32
+//
+// The layout change of the engine's batched FFTs (rows of channels to
+// channel-major signals and back, scaled on the way back): 8×8 blocks
+// with AVX2 (unpack, shuffle, lane permute: no arithmetic but the one
+// scaling multiplication, so again the same bits as the scalar loop),
+// 64 source rows at a time. 18 GB/s against the scalar loop's 5.5 on
+// 512×128 (BenchmarkTranspose32).
 package vmath
