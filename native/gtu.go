@@ -64,11 +64,12 @@ func (l *gtu[T]) Backward(dy []T) []T {
 	chunks(rows, rowChunk, func(_, lo, hi int) {
 		for r := lo; r < hi; r++ {
 			o := r * e
-			du, up := l.duv[2*o:2*o+e], uv[2*o:2*o+e]
+			du, up := l.duv[2*o:2*o+e], uv[2*o:2*o+e:2*o+e]
+			dgr, tr, sur := dg[o:o+e:o+e], l.t[o:o+e:o+e], l.su[o:o+e:o+e]
+			ur, dvr := l.u[o:o+e:o+e], l.dv[o:o+e:o+e]
 			for j := range du {
-				i := o + j
-				du[j] = dg[i] * l.t[i] * siluGrad(up[j], l.su[i])
-				l.dv[i] = dg[i] * l.u[i]
+				du[j] = dgr[j] * tr[j] * siluGrad(up[j], sur[j])
+				dvr[j] = dgr[j] * ur[j]
 			}
 		}
 	})
@@ -76,9 +77,10 @@ func (l *gtu[T]) Backward(dy []T) []T {
 	chunks(rows, rowChunk, func(_, lo, hi int) {
 		for r := lo; r < hi; r++ {
 			o := r * e
-			dv, vp := l.duv[2*o+e:2*o+2*e], uv[2*o+e:2*o+2*e]
+			dv, vp := l.duv[2*o+e:2*o+2*e], uv[2*o+e:2*o+2*e:2*o+2*e]
+			dtr, svr := dt[o:o+e:o+e], l.sv[o:o+e:o+e]
 			for j := range dv {
-				dv[j] = dt[o+j] * siluGrad(vp[j], l.sv[o+j])
+				dv[j] = dtr[j] * siluGrad(vp[j], svr[j])
 			}
 		}
 	})
@@ -138,11 +140,11 @@ func (l *glu[T]) Backward(dy []T) []T {
 		for r := lo; r < hi; r++ {
 			o := r * h
 			a, c := ac[2*o:2*o+h], ac[2*o+h:2*o+2*h]
-			d1, d2 := l.d12[2*o:2*o+h], l.d12[2*o+h:2*o+2*h]
+			d1, d2 := l.d12[2*o:2*o+h], l.d12[2*o+h:2*o+2*h:2*o+2*h]
+			dgr, sar, sr := dg[o:o+h:o+h], l.sa[o:o+h:o+h], l.s[o:o+h:o+h]
 			for j := range d1 {
-				i := o + j
-				d1[j] = dg[i] * c[j] * siluGrad(a[j], l.sa[i])
-				d2[j] = dg[i] * l.s[i]
+				d1[j] = dgr[j] * c[j] * siluGrad(a[j], sar[j])
+				d2[j] = dgr[j] * sr[j]
 			}
 		}
 	})
