@@ -99,24 +99,35 @@ func affineBackward[T Float](gs *gradScratch[T], chunk int, dx []T, accumulate b
 		}
 		part := gs.parts[worker][:in*out+out]
 		gemm(true, false, in, out, hi-lo, 1, x[lo*in:hi*in], in, dyc, out, 0, part, out)
-		pb := part[in*out:]
+		pb := part[in*out : in*out+out]
 		clear(pb)
 		for r := 0; r < hi-lo; r++ {
-			for j, v := range dyc[r*out : (r+1)*out] {
-				pb[j] += v
-			}
+			addTo(pb, dyc[r*out:(r+1)*out])
 		}
 	}, func(worker, _, _ int) {
 		part := gs.parts[worker][:in*out+out]
-		for i, v := range part[:in*out] {
-			w.Grad[i] += v
-		}
+		addTo(w.Grad[:in*out], part[:in*out])
 		if b != nil && b.Trainable {
-			for j, v := range part[in*out:] {
-				b.Grad[j] += v
-			}
+			addTo(b.Grad[:out], part[in*out:])
 		}
 	})
+}
+
+// addTo adds src to dst element-wise (src at least as long as dst), four
+// independent additions per iteration.
+func addTo[T Float](dst, src []T) {
+	src = src[:len(dst)]
+	j := 0
+	for ; j+4 <= len(dst); j += 4 {
+		d, s := dst[j:j+4:j+4], src[j:j+4:j+4]
+		d[0] += s[0]
+		d[1] += s[1]
+		d[2] += s[2]
+		d[3] += s[3]
+	}
+	for ; j < len(dst); j++ {
+		dst[j] += src[j]
+	}
 }
 
 // exp32 returns eˣ in float32 arithmetic (vmath.Exp32: Cephes' expf,
