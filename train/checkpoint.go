@@ -33,6 +33,48 @@ type Checkpoint struct {
 	Seed      uint64          `json:"seed"`
 	Step      int64           `json:"step"`
 	Variables []SavedVariable `json:"variables"`
+	// History is the training curve up to Step, so that a resumed run
+	// reports and plots the whole run; absent from checkpoints written
+	// before it existed (their runs' curves start where they resumed).
+	History *History `json:"history,omitempty"`
+}
+
+// History is a run's training curve up to a checkpoint: the mini-batch
+// loss of steps LossFrom+1 … LossFrom+len(Loss) (LossFrom is 0 unless the
+// curve begins at a resume from a checkpoint without history) and the
+// evaluations, in increasing step order.
+type History struct {
+	LossFrom     int       `json:"loss_from"`
+	Loss         []float64 `json:"loss"`
+	EvalStep     []int     `json:"eval_step"`
+	EvalAccuracy []float64 `json:"eval_accuracy"`
+	EvalLoss     []float64 `json:"eval_loss"`
+}
+
+// check reports a history that does not end at step or is inconsistent:
+// eval arrays of different lengths, steps out of order or outside
+// [1, step], a non-finite loss or an accuracy outside [0, 1].
+func (h *History) check(step int64) error {
+	if h.LossFrom < 0 || int64(h.LossFrom)+int64(len(h.Loss)) != step {
+		return fmt.Errorf("history of %d losses from step %d does not end at step %d", len(h.Loss), h.LossFrom, step)
+	}
+	if len(h.EvalAccuracy) != len(h.EvalStep) || len(h.EvalLoss) != len(h.EvalStep) {
+		return fmt.Errorf("history of %d evaluation steps, %d accuracies and %d losses", len(h.EvalStep), len(h.EvalAccuracy), len(h.EvalLoss))
+	}
+	for i, s := range h.EvalStep {
+		if s < 1 || int64(s) > step || (i > 0 && s <= h.EvalStep[i-1]) {
+			return fmt.Errorf("history's evaluation steps are not increasing within [1, %d]", step)
+		}
+		if a := h.EvalAccuracy[i]; !(a >= 0 && a <= 1) || math.IsNaN(h.EvalLoss[i]) || math.IsInf(h.EvalLoss[i], 0) {
+			return fmt.Errorf("history's evaluation at step %d has accuracy %v and loss %v", s, a, h.EvalLoss[i])
+		}
+	}
+	for i, l := range h.Loss {
+		if math.IsNaN(l) || math.IsInf(l, 0) {
+			return fmt.Errorf("history's loss at step %d is %v", h.LossFrom+i+1, l)
+		}
+	}
+	return nil
 }
 
 // SavedVariable is one variable: scope, name, dtype (float32, float64,
@@ -211,6 +253,11 @@ func ReadCheckpoint(path string) (ck *Checkpoint, err error) {
 	}
 	if ck.Step < 0 {
 		return nil, fmt.Errorf("train: checkpoint %s has a negative step count", path)
+	}
+	if ck.History != nil {
+		if err := ck.History.check(ck.Step); err != nil {
+			return nil, fmt.Errorf("train: checkpoint %s: %w", path, err)
+		}
 	}
 	seen := map[string]*SavedVariable{}
 	values := 0

@@ -71,25 +71,31 @@ func SavePlot(path, accPath, title string, curves []Curve, window int) error {
 	loss := report.Plot{Title: title + ": training loss", XLabel: "step", YLabel: fmt.Sprintf("cross-entropy (mean of %d steps)", window)}
 	acc := report.Plot{Title: title + ": evaluation accuracy", XLabel: "step", YLabel: "accuracy", LegendLeft: true}
 	for _, c := range curves {
+		// The whole run's curve where the result has it (a resumed run's
+		// earlier steps included), else this run's steps.
+		h := History{LossFrom: c.Res.StartStep, Loss: c.Res.Loss, EvalStep: c.Res.EvalStep, EvalAccuracy: c.Res.EvalAccuracy}
+		if c.Res.History != nil {
+			h = *c.Res.History
+		}
 		var xs, ys []float64
 		var sum float64
-		for i, l := range c.Res.Loss {
+		for i, l := range h.Loss {
 			sum += l
 			if i >= window {
-				sum -= c.Res.Loss[i-window]
+				sum -= h.Loss[i-window]
 			}
 			if i+1 >= window {
-				xs = append(xs, float64(c.Res.StartStep+i+1))
+				xs = append(xs, float64(h.LossFrom+i+1))
 				ys = append(ys, sum/float64(window))
 			}
 		}
 		loss.Series = append(loss.Series, report.Series{Name: c.Name, X: xs, Y: ys})
-		if len(c.Res.EvalStep) > 0 {
+		if len(h.EvalStep) > 0 {
 			var ex []float64
-			for _, s := range c.Res.EvalStep {
+			for _, s := range h.EvalStep {
 				ex = append(ex, float64(s))
 			}
-			acc.Series = append(acc.Series, report.Series{Name: c.Name, X: ex, Y: c.Res.EvalAccuracy, Points: true})
+			acc.Series = append(acc.Series, report.Series{Name: c.Name, X: ex, Y: h.EvalAccuracy, Points: true})
 		}
 	}
 	if err := loss.Save(path); err != nil {

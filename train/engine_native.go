@@ -53,6 +53,7 @@ func newNative(cfg Config) (*Trainer, error) {
 				return nil, fmt.Errorf("train: %s: %w", cfg.Checkpoint, err)
 			}
 			t.step = int(ck.Step)
+			t.hist = resumedHistory(ck)
 			resumed = true
 		case errors.Is(err, os.ErrNotExist):
 		default:

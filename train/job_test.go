@@ -257,7 +257,8 @@ func TestCheckpointDamaged(t *testing.T) {
 			v.Dims, v.Data = []int{5}, v.Data[:20]
 		}, "variable /head/b is float32[5], the model needs float32[10]", false},
 		{"missing moment", func(ck *Checkpoint) { remove(ck, "/AdamOptimizer/embed", "tokens_1st_moment") }, "lacks the optimizer state /AdamOptimizer/embed/tokens_1st_moment", true},
-		{"step counter", func(ck *Checkpoint) { ck.Step = 1 }, "global_step does not hold the checkpoint's step 1", true},
+		{"step counter", func(ck *Checkpoint) { ck.Step, ck.History = 1, nil }, "global_step does not hold the checkpoint's step 1", true},
+		{"history", func(ck *Checkpoint) { ck.History.Loss = ck.History.Loss[:1] }, "history of 1 losses from step 0 does not end at step 2", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			raw, err := json.Marshal(good)

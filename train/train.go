@@ -104,6 +104,10 @@ type Result struct {
 	TrainableParams int    `json:"trainable_params"`
 	ModelParams     int    `json:"model_params"`
 	Backend         string `json:"backend"`
+	// History is the whole run's curve: for a run resumed from a
+	// checkpoint, the earlier steps' losses and evaluations (as far as the
+	// checkpoint recorded them) followed by this run's.
+	History *History `json:"history,omitempty"`
 }
 
 // Trainer trains one model.
@@ -118,6 +122,7 @@ type Trainer struct {
 	logits  *gctx.Exec
 	step    int
 	redraws int
+	hist    History // the curve up to step (checkpoints carry it)
 }
 
 // checkConfig validates cfg (after the model defaults) and checks the
@@ -197,6 +202,7 @@ func New(cfg Config) (*Trainer, error) {
 				}
 			}
 			t.step = int(ck.Step)
+			t.hist = resumedHistory(ck)
 			resumed = true
 			if t.step < cfg.Steps { // training continues: it needs the optimiser state
 				if err := checkOptimizerState(ck, cfg.Checkpoint); err != nil {
@@ -433,6 +439,7 @@ func (t *Trainer) Fit(ctx context.Context, trainSet, evalSet []Example) (*Result
 		}
 		t.step++
 		res.Loss = append(res.Loss, loss)
+		t.hist.Loss = append(t.hist.Loss, loss)
 		if math.IsNaN(loss) || math.IsInf(loss, 0) {
 			return nil, fmt.Errorf("train: the loss diverged at step %d (lower the learning rate)", t.step)
 		}
@@ -460,6 +467,8 @@ func (t *Trainer) Fit(ctx context.Context, trainSet, evalSet []Example) (*Result
 		}
 	}
 	res.TrainableParams, res.ModelParams = t.Params()
+	h := t.history()
+	res.History = &h
 	if cfg.Checkpoint != "" {
 		if err := t.Save(cfg.Checkpoint); err != nil {
 			return nil, err
@@ -491,6 +500,14 @@ func (t *Trainer) evalInto(res *Result, set []Example) error {
 	res.EvalStep = append(res.EvalStep, t.step)
 	res.EvalAccuracy = append(res.EvalAccuracy, acc)
 	res.EvalLoss = append(res.EvalLoss, loss)
+	h := &t.hist
+	if n := len(h.EvalStep); n > 0 && h.EvalStep[n-1] == t.step { // a finished run evaluated again
+		h.EvalAccuracy[n-1], h.EvalLoss[n-1] = acc, loss
+	} else {
+		h.EvalStep = append(h.EvalStep, t.step)
+		h.EvalAccuracy = append(h.EvalAccuracy, acc)
+		h.EvalLoss = append(h.EvalLoss, loss)
+	}
 	if t.cfg.Evaluated != nil {
 		t.cfg.Evaluated(t.step, acc, loss)
 	}
@@ -629,7 +646,8 @@ func (t *Trainer) Save(path string) error {
 		if err != nil {
 			return err
 		}
-		return WriteCheckpoint(path, &Checkpoint{Format: CheckpointFormat, Model: m, Seed: t.cfg.Seed, Step: int64(t.step), Variables: fromNative(vars)})
+		h := t.history()
+		return WriteCheckpoint(path, &Checkpoint{Format: CheckpointFormat, Model: m, Seed: t.cfg.Seed, Step: int64(t.step), Variables: fromNative(vars), History: &h})
 	}
 	// Before the first step or evaluation the model's variables do not
 	// exist yet: a forward pass on one padding row creates them, so that
@@ -644,5 +662,25 @@ func (t *Trainer) Save(path string) error {
 	if err != nil {
 		return err
 	}
-	return WriteCheckpoint(path, &Checkpoint{Format: CheckpointFormat, Model: m, Seed: t.cfg.Seed, Step: int64(t.step), Variables: vars})
+	h := t.history()
+	return WriteCheckpoint(path, &Checkpoint{Format: CheckpointFormat, Model: m, Seed: t.cfg.Seed, Step: int64(t.step), Variables: vars, History: &h})
+}
+
+// history returns a copy of the curve so far.
+func (t *Trainer) history() History {
+	h := t.hist
+	h.Loss = slices.Clone(h.Loss)
+	h.EvalStep = slices.Clone(h.EvalStep)
+	h.EvalAccuracy = slices.Clone(h.EvalAccuracy)
+	h.EvalLoss = slices.Clone(h.EvalLoss)
+	return h
+}
+
+// resumedHistory is the curve a run resuming from ck continues: the
+// checkpoint's, or an empty one starting at its step.
+func resumedHistory(ck *Checkpoint) History {
+	if ck.History != nil {
+		return *ck.History
+	}
+	return History{LossFrom: int(ck.Step)}
 }
