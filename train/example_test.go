@@ -49,3 +49,20 @@ func ExampleJob() {
 	// listops fd-tnn: 8 steps of batch 16 on 64 rows, 2842 trainable parameters, tested on 32 rows
 	// majority class (the prior a model must beat): 0.156 of the train rows
 }
+
+// ExampleSummarize summarises runs over seeds, as the replication tables
+// do (scripts/train_table.go): one replicate per model, best mean first.
+func ExampleSummarize() {
+	res := &train.Result{} // reports of training runs carry their result
+	reports := []train.JobReport{
+		{Kind: "tnn", Length: 512, Width: 64, Depth: 4, TestAcc: 0.30, Majority: 0.16, Result: res},
+		{Kind: "tnn", Length: 512, Width: 64, Depth: 4, TestAcc: 0.34, Majority: 0.16, Result: res},
+		{Kind: "fd-tnn", Length: 512, Width: 64, Depth: 4, TestAcc: 0.38, Majority: 0.16, Result: res},
+	}
+	for _, r := range train.Summarize(reports) {
+		fmt.Printf("%s: %d runs, mean %.2f, sd %.3f\n", r.Name(), len(r.TestAcc), r.Mean, r.SD)
+	}
+	// Output:
+	// fd-tnn: 1 runs, mean 0.38, sd 0.000
+	// tnn: 2 runs, mean 0.32, sd 0.028
+}

@@ -1,0 +1,47 @@
+package train
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestSummarize checks the grouping, the order and the statistics of
+// Summarize against values worked by hand, and WriteTable's rows.
+func TestSummarize(t *testing.T) {
+	res := &Result{}
+	rep := func(kind string, width int, acc, maj float64) JobReport {
+		return JobReport{Kind: kind, Length: 512, Width: width, Depth: 4, TestAcc: acc, Majority: maj, Result: res}
+	}
+	reports := []JobReport{
+		rep("tnn", 64, 0.30, 0.16), rep("fd-tnn", 64, 0.38, 0.16), rep("tnn", 64, 0.34, 0.17),
+		rep("fd-tnn", 128, 0.40, 0.16), rep("tnn", 64, 0.32, 0.16),
+		{Kind: "tnn", Length: 512, Width: 64, Depth: 4, TestAcc: 0.99}, // an evaluation: left out
+	}
+	got := Summarize(reports)
+	if len(got) != 3 {
+		t.Fatalf("%d replicates, want 3: %+v", len(got), got)
+	}
+	if got[0].Width != 128 || got[1].Kind != "fd-tnn" || got[2].Kind != "tnn" {
+		t.Fatalf("order %s/%d, %s/%d, %s/%d", got[0].Kind, got[0].Width, got[1].Kind, got[1].Width, got[2].Kind, got[2].Width)
+	}
+	tnn := got[2]
+	// 0.30, 0.34, 0.32: mean 0.32, deviations ∓0.02, 0: sd = √(0.0008/2) = 0.02.
+	if math.Abs(tnn.Mean-0.32) > 1e-15 || math.Abs(tnn.SD-0.02) > 1e-15 || math.Abs(tnn.SE-0.02/math.Sqrt(3)) > 1e-15 ||
+		tnn.Min != 0.30 || tnn.Max != 0.34 || tnn.Majority != 0.17 || len(tnn.TestAcc) != 3 {
+		t.Errorf("tnn replicate %+v", tnn)
+	}
+	if got[1].SD != 0 || got[1].SE != 0 {
+		t.Errorf("one run has sd %v, se %v", got[1].SD, got[1].SE)
+	}
+	var b bytes.Buffer
+	if err := WriteTable(&b, got); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| tnn | 512 | 64 | 4 | 3 | 32.00 ± 2.00 % | 30.00 / 34.00 / 32.00 | 17.0 % |", "| fd-tnn | 512 | 64 | 4 | 1 | 38.00 ± — % |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
