@@ -10,13 +10,18 @@
 //
 // Layers are generic over Float (float32 for training, float64 for the
 // gradient tests). Work is split over batch rows in fixed chunks and
-// partial sums are merged in chunk order, so the same seed gives the same
-// bytes whatever the scheduling.
+// partial sums (the parameter gradients of every affine map among them)
+// are merged in chunk order, so the same seed gives the same bytes
+// whatever the scheduling and the number of cores. The two input maps of
+// a gate (TNN's GTU u and v, the GLU's W₁ and W₂) run as one product of
+// twice the width; their parameters stay separate.
 //
 // Toeplitz products (the token mixers of tnn, ski-tnn and fd-tnn) embed
 // each channel's Toeplitz matrix in a circulant of size N ≥ 2n − 1 and
 // multiply spectra, all channels of a sequence in one batched real FFT of
-// package fft (FFTW where it loads; KERNELKIT_FFT=go for gonum's). Without
+// package fft (FFTW where it loads; KERNELKIT_FFT=go for gonum's), the
+// rows of channels transposed to channel-major signals and back by
+// vmath.Transpose32 (AVX2 8×8 blocks) in float32. Without
 // FFTW, lengths up to 1024 use dense real-DFT products through the BLAS
 // instead (split by the j ↔ n − j symmetry, batched over the channels),
 // which measured faster than gonum's FFT there. The backward pass is the
