@@ -280,17 +280,6 @@ type activation[T Float] struct {
 	df func(x T) T
 }
 
-// siluFwd sets out = x·σ(x) and sig = σ(x) element-wise on all cores
-// (σ kept for the backward pass).
-func siluFwd[T Float](x, out, sig []T) {
-	chunks(len(x), rowChunk*64, func(_, lo, hi int) {
-		sigmoidSlice(sig[lo:hi], x[lo:hi])
-		for i := lo; i < hi; i++ {
-			out[i] = x[i] * sig[i]
-		}
-	})
-}
-
 // siluRow sets out = x·σ(x) and sig = σ(x) element-wise on one goroutine
 // (the caller splits the rows).
 func siluRow[T Float](x, out, sig []T) {
