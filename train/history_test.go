@@ -16,11 +16,18 @@ import (
 // resume from a checkpoint without history starts its curve at the
 // checkpoint's step; a finished run evaluated again does not repeat its
 // last evaluation; and a history that does not end at the checkpoint's
-// step is refused.
+// step is refused; on both engines.
 func TestHistoryAcrossResume(t *testing.T) {
+	for _, backend := range []string{BackendCPU, nn.DefaultBackend} {
+		t.Run(backend, func(t *testing.T) { historyAcrossResume(t, backend) })
+	}
+}
+
+func historyAcrossResume(t *testing.T, backend string) {
 	data, eval := toyData(t, 40, 2), toyData(t, 16, 3)
 	dir := t.TempDir()
 	cfg := toyConfig(nn.KindFDTNN)
+	cfg.Backend = backend
 	cfg.Steps, cfg.EvalEvery = 6, 2
 	cfg.Checkpoint = filepath.Join(dir, "straight.ckpt")
 	fit := func(cfg Config) *Result {
