@@ -254,3 +254,37 @@ func BenchmarkKindsStep(b *testing.B) {
 func BenchmarkToeplitzForms(b *testing.B) {
 	native.BenchToeplitzForms(b)
 }
+
+// BenchmarkReplicationStep times a float32 step of the L = 512 ListOps
+// replication's shape (width 64, depth 4, batch 32: scripts/
+// train_replications.sh long) for every kind and reports the minutes a
+// 5000-step run (LRA's budget) takes at that rate, evaluations excluded.
+func BenchmarkReplicationStep(b *testing.B) {
+	for _, kind := range nn.Kinds {
+		b.Run(kind, func(b *testing.B) {
+			cfg := nn.ModelConfig{Kind: kind, Vocab: tasks.VocabSize, Classes: tasks.Classes, Length: 512, Width: 64, Depth: 4,
+				SKIRank: 32, SKIFilter: 16, Features: 32}
+			cfg.Defaults()
+			if err := cfg.Validate(); err != nil {
+				b.Skip(err)
+			}
+			tr, err := native.New[float32](cfg, native.Options{LR: 1e-3, Warmup: 10, Steps: 1000, Redraw: 100}, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			toks, labs := randomBatches(cfg, 2, 32, 3)
+			if _, err := tr.Step(toks[0], labs[0]); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := tr.Step(toks[i%2], labs[i%2]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			sec := b.Elapsed().Seconds() / float64(b.N)
+			b.ReportMetric(sec, "s/step")
+			b.ReportMetric(5000*sec/60, "min/5000-steps")
+		})
+	}
+}
