@@ -113,9 +113,14 @@ func affineBackward[T Float](gs *gradScratch[T], chunk int, dx []T, accumulate b
 	})
 }
 
-// addTo adds src to dst element-wise (src at least as long as dst), four
-// independent additions per iteration.
+// addTo adds src to dst element-wise (src at least as long as dst):
+// float32 by vmath.Add32 (AVX2), float64 four independent additions per
+// iteration; one addition per element either way.
 func addTo[T Float](dst, src []T) {
+	if d, ok := any(dst).([]float32); ok {
+		vmath.Add32(d, any(src).([]float32))
+		return
+	}
 	src = src[:len(dst)]
 	j := 0
 	for ; j+4 <= len(dst); j += 4 {

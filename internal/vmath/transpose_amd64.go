@@ -14,3 +14,17 @@ func transpose8x8(dst []float32, ldd int, src []float32, lds int, s float32) boo
 	transpose8x8AVX2(&dst[0], ldd, &src[0], lds, s)
 	return true
 }
+
+//go:noescape
+func add32AVX2(dst, src *float32, blocks int)
+
+// add32Kernel adds src to dst 32 elements at a time with AVX2 and returns
+// how many it did (a multiple of 32; 0 without AVX2).
+func add32Kernel(dst, src []float32) int {
+	if !haveAVX2 || len(dst) < 32 {
+		return 0
+	}
+	n := len(dst) / 32
+	add32AVX2(&dst[0], &src[0], n)
+	return 32 * n
+}

@@ -85,3 +85,32 @@ TEXT ·transpose8x8AVX2(SB), NOSPLIT, $0-36
 	VMOVUPS Y1, (DI)
 	VZEROUPPER
 	RET
+
+// func add32AVX2(dst, src *float32, blocks int)
+// dst[i] += src[i] for 32·blocks elements, 32 at a time.
+TEXT ·add32AVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ blocks+16(FP), CX
+	TESTQ CX, CX
+	JZ   adone
+aloop:
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VADDPS  (SI), Y0, Y0
+	VADDPS  32(SI), Y1, Y1
+	VADDPS  64(SI), Y2, Y2
+	VADDPS  96(SI), Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, SI
+	DECQ CX
+	JNZ  aloop
+adone:
+	VZEROUPPER
+	RET
