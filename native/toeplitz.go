@@ -115,61 +115,43 @@ func (t *toeplitzFFT[T]) spectrum(s []T, b int) []T {
 	return s[b*t.stride : b*t.stride+2*(t.size/2+1)*t.e]
 }
 
-// pad sets sig (e×N) to the channels of x (n×e) followed by zeros: float32
-// by vmath.Transpose32 (8×8 blocks with AVX2), float64 by a loop over
-// 16×16 tiles (a tile's rows are one 128-byte span on both sides, which
-// avoids the cache-set conflicts of walking the channels at a stride of N).
+// pad sets sig (e×N) to the channels of x (n×e) followed by zeros.
 func pad[T Float](sig, x []T, n, e, N int) {
-	if !transpose32(sig, N, x, e, n, e, 1) {
-		const tb = 16
-		for i0 := 0; i0 < n; i0 += tb {
-			i1 := min(i0+tb, n)
-			for c0 := 0; c0 < e; c0 += tb {
-				c1 := min(c0+tb, e)
-				for c := c0; c < c1; c++ {
-					dst := sig[c*N+i0 : c*N+i1]
-					for i := range dst {
-						dst[i] = x[(i0+i)*e+c]
-					}
-				}
-			}
-		}
-	}
+	transposeRows(sig, N, x, e, n, e, 1)
 	for c := 0; c < e; c++ {
 		clear(sig[c*N+n : (c+1)*N])
 	}
 }
 
 // unpad sets y (n×e) to s times the first n samples of each channel of
-// sig (e×N), as pad transposes.
+// sig (e×N).
 func unpad[T Float](y, sig []T, n, e, N int, s T) {
-	if transpose32(y, e, sig, N, e, n, s) {
+	transposeRows(y, e, sig, N, e, n, s)
+}
+
+// transposeRows sets dst[j·ldd + i] = s·src[i·lds + j] for i < rows and
+// j < cols: float32 by vmath.Transpose32 (8×8 blocks with AVX2), float64
+// by a loop over 16×16 tiles (a tile's rows are one 128-byte span on both
+// sides, which avoids the cache-set conflicts of walking a stride of a
+// power-of-two number of bytes). One multiplication per element either
+// way (s = 1 copies exactly).
+func transposeRows[T Float](dst []T, ldd int, src []T, lds, rows, cols int, s T) {
+	if d, ok := any(dst).([]float32); ok {
+		vmath.Transpose32(d, ldd, any(src).([]float32), lds, rows, cols, float32(s))
 		return
 	}
 	const tb = 16
-	for i0 := 0; i0 < n; i0 += tb {
-		i1 := min(i0+tb, n)
-		for c0 := 0; c0 < e; c0 += tb {
-			c1 := min(c0+tb, e)
-			for c := c0; c < c1; c++ {
-				src := sig[c*N+i0 : c*N+i1]
-				for i, v := range src {
-					y[(i0+i)*e+c] = s * v
+	for i0 := 0; i0 < rows; i0 += tb {
+		i1 := min(i0+tb, rows)
+		for j0 := 0; j0 < cols; j0 += tb {
+			for j := j0; j < min(j0+tb, cols); j++ {
+				d := dst[j*ldd+i0 : j*ldd+i1]
+				for k := range d {
+					d[k] = s * src[(i0+k)*lds+j]
 				}
 			}
 		}
 	}
-}
-
-// transpose32 is vmath.Transpose32 for float32 slices; it reports false
-// for float64 ones.
-func transpose32[T Float](dst []T, ldd int, src []T, lds, rows, cols int, s T) bool {
-	d, ok := any(dst).([]float32)
-	if !ok {
-		return false
-	}
-	vmath.Transpose32(d, ldd, any(src).([]float32), lds, rows, cols, float32(s))
-	return true
 }
 
 // mulSpec sets out = a ⊙ k, or a ⊙ conj(k), for spectra stored as (re, im)
