@@ -7,7 +7,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,14 +26,9 @@ func main() {
 	}
 	var curves []train.Curve
 	for _, path := range os.Args[4:] {
-		raw, err := os.ReadFile(path)
+		rep, err := train.ReadReport(path)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "train_plot:", err)
-			os.Exit(1)
-		}
-		var rep train.JobReport
-		if err := json.Unmarshal(raw, &rep); err != nil || rep.Result == nil {
-			fmt.Fprintf(os.Stderr, "train_plot: %s is not a training report (%v)\n", path, err)
 			os.Exit(1)
 		}
 		name := strings.TrimSuffix(filepath.Base(path), ".json")

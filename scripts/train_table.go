@@ -7,7 +7,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 
@@ -21,17 +20,12 @@ func main() {
 	}
 	var reports []train.JobReport
 	for _, path := range os.Args[1:] {
-		raw, err := os.ReadFile(path)
+		rep, err := train.ReadReport(path)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "train_table:", err)
 			os.Exit(1)
 		}
-		var rep train.JobReport
-		if err := json.Unmarshal(raw, &rep); err != nil || rep.Result == nil {
-			fmt.Fprintf(os.Stderr, "train_table: %s is not a training report (%v)\n", path, err)
-			os.Exit(1)
-		}
-		reports = append(reports, rep)
+		reports = append(reports, *rep)
 	}
 	if err := train.WriteTable(os.Stdout, train.Summarize(reports)); err != nil {
 		fmt.Fprintln(os.Stderr, "train_table:", err)

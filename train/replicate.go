@@ -2,9 +2,11 @@ package train
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strings"
 )
@@ -111,4 +113,22 @@ func WriteTable(w io.Writer, reps []Replicate) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// ReadReport reads the JSON report of a training run (`kernelkit train
+// --json`, a JobReport with its Result) from path; a file that is not
+// one gives an error.
+func ReadReport(path string) (*JobReport, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rep JobReport
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		return nil, fmt.Errorf("train: %s is not a training report: %w", path, err)
+	}
+	if rep.Result == nil {
+		return nil, fmt.Errorf("train: %s is not the report of a training run (no result)", path)
+	}
+	return &rep, nil
 }

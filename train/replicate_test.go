@@ -2,7 +2,10 @@ package train
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -43,5 +46,34 @@ func TestSummarize(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// TestReadReport reads a report back and refuses files that are not the
+// report of a training run.
+func TestReadReport(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, v any) string {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("run.json", JobReport{Kind: "fd-tnn", TestAcc: 0.38, Result: &Result{Steps: 5}})
+	if r, err := ReadReport(good); err != nil || r.Kind != "fd-tnn" || r.TestAcc != 0.38 || r.Result.Steps != 5 {
+		t.Errorf("read back %+v, %v", r, err)
+	}
+	for name, v := range map[string]any{"eval.json": JobReport{Kind: "tnn"}, "list.json": []int{1}} {
+		if _, err := ReadReport(write(name, v)); err == nil {
+			t.Errorf("%s accepted as a training report", name)
+		}
+	}
+	if _, err := ReadReport(filepath.Join(dir, "missing.json")); err == nil {
+		t.Error("a missing file gave no error")
 	}
 }
