@@ -1,5 +1,11 @@
 package native
 
+import (
+	"fmt"
+
+	"github.com/kernelkit/kernelkit/internal/parallel"
+)
+
 // gtu is TNN's gated Toeplitz unit (nn.GTU): u = SiLU(xW_u + b_u), v =
 // SiLU(xW_v + b_v), output (u ⊙ TNO(v))W_o + b_o, the token mixer acting
 // on the expanded width e. The two input maps run as one product
@@ -90,17 +96,32 @@ func (l *gtu[T]) Backward(dy []T) []T {
 // glu is the gated linear unit of the TNN block (nn.GLU): (SiLU(xW₁ + b₁)
 // ⊙ (xW₂ + b₂))W₃ + b₃. The two input maps run as one product
 // (pairLinear): row r of their output holds xW₁ + b₁, then xW₂ + b₂.
+//
+// The unit is row-local, so forward and backward run it gluChunk rows at
+// a time, each chunk from its first product to its last while its
+// intermediates are in the core's cache: forward keeps only the fused
+// pre-activations and σ(xW₁ + b₁) for backward (the SiLU and the gated
+// product are recomputed from them, with the same operations and so the
+// same bits); backward sums each chunk's parameter gradients in chunk
+// order (parallel.Ordered).
 type glu[T Float] struct {
-	h        int
-	l12      *pairLinear[T]
-	l3       *linear[T]
-	sa, s, g []T // σ(xW₁ + b₁), its SiLU, the gated product
-	d12      []T // gradient of the fused pre-activations (rows×2h)
+	h, d   int
+	l12    *pairLinear[T]
+	l3     *linear[T]
+	x      []T // the input of the last Forward
+	rows   int
+	ac, sa []T // fused pre-activations (rows×2h), σ(xW₁ + b₁)
+	y, dx  []T
+	work   [][]T // per-worker scratch
 }
+
+// gluChunk is the number of rows per work item of the GLU: it decides
+// the partial sums of the parameter gradients, so it is a constant.
+const gluChunk = 1024
 
 // newGLU returns a GLU of the given hidden width under scope.
 func newGLU[T Float](scope string, d, hidden int, trainable bool) *glu[T] {
-	return &glu[T]{h: hidden,
+	return &glu[T]{h: hidden, d: d,
 		l12: newPairLinear[T](scope, "w1", "b1", "w2", "b2", d, hidden, hidden, trainable),
 		l3:  newLinear[T](scope, "w3", "b3", hidden, d, trainable)}
 }
@@ -110,43 +131,114 @@ func (l *glu[T]) Params() []*Param[T] {
 	return append(l.l12.params(), l.l3.params()...)
 }
 
+// scratch returns worker k's scratch space of n elements for w workers.
+func (l *glu[T]) scratch(w, k, n int) []T {
+	if len(l.work) < w {
+		l.work = append(l.work, make([][]T, w-len(l.work))...)
+	}
+	l.work[k] = grow(l.work[k], n)
+	return l.work[k]
+}
+
 // Forward applies the unit to x (B·L×d).
 func (l *glu[T]) Forward(x []T, B, L int) []T {
-	rows, h := B*L, l.h
-	ac := l.l12.forward(x, rows)
-	n := rows * h
-	l.sa, l.s, l.g = grow(l.sa, n), grow(l.s, n), grow(l.g, n)
-	chunks(rows, rowChunk, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			o := r * h
-			a, c := ac[2*o:2*o+h], ac[2*o+h:2*o+2*h]
-			sa, s, g := l.sa[o:o+h], l.s[o:o+h], l.g[o:o+h]
-			siluRow(a, s, sa)
-			for j := range g {
-				g[j] = s[j] * c[j]
+	rows, h, d := B*L, l.h, l.d
+	l.l12.join()
+	w12, b12 := l.l12.cat.w.Value, l.l12.cat.b.Value
+	w3, b3 := l.l3.w.Value, l.l3.b.Value
+	l.x, l.rows = x, rows
+	l.ac, l.sa, l.y = grow(l.ac, rows*2*h), grow(l.sa, rows*h), grow(l.y, rows*d)
+	w := parallel.Workers((rows + gluChunk - 1) / gluChunk)
+	for k := 0; k < w; k++ {
+		l.scratch(w, k, gluChunk*h)
+	}
+	parallel.Chunks(rows, gluChunk, func(k, lo, hi int) {
+		m := hi - lo
+		ac, y := l.ac[lo*2*h:hi*2*h], l.y[lo*d:hi*d]
+		for r := 0; r < m; r++ {
+			copy(ac[r*2*h:(r+1)*2*h], b12)
+			copy(y[r*d:(r+1)*d], b3)
+		}
+		gemm(false, false, m, 2*h, d, 1, x[lo*d:hi*d], d, w12, 2*h, 1, ac, 2*h)
+		g := l.work[k][:m*h]
+		for r := 0; r < m; r++ {
+			a, c := ac[r*2*h:r*2*h+h], ac[r*2*h+h:(r+1)*2*h]
+			sa, gr := l.sa[(lo+r)*h:(lo+r+1)*h], g[r*h:(r+1)*h:(r+1)*h]
+			siluRow(a, gr, sa)
+			for j := range gr {
+				gr[j] *= c[j]
 			}
 		}
+		gemm(false, false, m, d, h, 1, g, h, w3, d, 1, y, d)
 	})
-	return l.l3.forward(l.g, rows)
+	return l.y
 }
 
 // Backward returns the gradient for x.
 func (l *glu[T]) Backward(dy []T) []T {
-	dg := l.l3.backward(dy)
-	n, h := len(dg), l.h
-	ac := l.l12.cat.y
-	l.d12 = grow(l.d12, 2*n)
-	chunks(n/h, rowChunk, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			o := r * h
-			a, c := ac[2*o:2*o+h], ac[2*o+h:2*o+2*h]
-			d1, d2 := l.d12[2*o:2*o+h], l.d12[2*o+h:2*o+2*h:2*o+2*h]
-			dgr, sar, sr := dg[o:o+h:o+h], l.sa[o:o+h:o+h], l.s[o:o+h:o+h]
+	rows, h, d := l.rows, l.h, l.d
+	if len(dy) != rows*d || rows == 0 {
+		panic(fmt.Sprintf("native: GLU output gradient has %d elements, want %d (after Forward)", len(dy), rows*d))
+	}
+	w12, w3 := l.l12.cat.w, l.l3.w
+	train := w3.Trainable
+	l.dx = grow(l.dx, rows*d)
+	np3, np12 := h*d+d, d*2*h+2*h // parameter-gradient partials
+	w := parallel.Workers((rows + gluChunk - 1) / gluChunk)
+	size := gluChunk * 4 * h
+	if train {
+		size += np3 + np12
+		clear(w12.Grad)
+		clear(l.l12.cat.b.Grad)
+	}
+	for k := 0; k < w; k++ {
+		l.scratch(w, k, size)
+	}
+	parallel.Ordered(rows, gluChunk, func(k, lo, hi int) {
+		m := hi - lo
+		s := l.work[k]
+		dg, g, d12 := s[:m*h], s[gluChunk*h:gluChunk*h+m*h], s[2*gluChunk*h:2*gluChunk*h+2*m*h]
+		dyc := dy[lo*d : hi*d]
+		gemm(false, true, m, h, d, 1, dyc, d, w3.Value, d, 0, dg, h)
+		for r := 0; r < m; r++ {
+			o := (lo + r) * 2 * h
+			a, c := l.ac[o:o+h:o+h], l.ac[o+h:o+2*h:o+2*h]
+			sa := l.sa[(lo+r)*h : (lo+r+1)*h : (lo+r+1)*h]
+			dgr, gr := dg[r*h:(r+1)*h:(r+1)*h], g[r*h:(r+1)*h:(r+1)*h]
+			d1, d2 := d12[r*2*h:r*2*h+h:r*2*h+h], d12[r*2*h+h:(r+1)*2*h:(r+1)*2*h]
 			for j := range d1 {
-				d1[j] = dgr[j] * c[j] * siluGrad(a[j], sar[j])
-				d2[j] = dgr[j] * sr[j]
+				sj := a[j] * sa[j]
+				gr[j] = sj * c[j]
+				d1[j] = dgr[j] * c[j] * siluGrad(a[j], sa[j])
+				d2[j] = dgr[j] * sj
 			}
 		}
+		gemm(false, true, m, d, 2*h, 1, d12, 2*h, w12.Value, 2*h, 0, l.dx[lo*d:hi*d], d)
+		if !train {
+			return
+		}
+		p3, p12 := s[4*gluChunk*h:4*gluChunk*h+np3], s[4*gluChunk*h+np3:4*gluChunk*h+np3+np12]
+		gemm(true, false, h, d, m, 1, g, h, dyc, d, 0, p3, d)
+		gemm(true, false, d, 2*h, m, 1, l.x[lo*d:hi*d], d, d12, 2*h, 0, p12, 2*h)
+		pb3, pb12 := p3[h*d:], p12[d*2*h:]
+		clear(pb3)
+		clear(pb12)
+		for r := 0; r < m; r++ {
+			addTo(pb3, dyc[r*d:(r+1)*d])
+			addTo(pb12, d12[r*2*h:(r+1)*2*h])
+		}
+	}, func(k, _, _ int) {
+		if !train {
+			return
+		}
+		s := l.work[k][4*gluChunk*h:]
+		addTo(w3.Grad, s[:h*d])
+		addTo(l.l3.b.Grad, s[h*d:np3])
+		addTo(w12.Grad, s[np3:np3+d*2*h])
+		addTo(l.l12.cat.b.Grad, s[np3+d*2*h:np3+np12])
 	})
-	return l.l12.backward(l.d12)
+	if train {
+		l.l12.split()
+	}
+	return l.dx
 }

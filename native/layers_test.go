@@ -208,9 +208,12 @@ func TestGTUAndGLUMatchGoMLX(t *testing.T) {
 			return nn.GTU(x, p, func(v *Node) *Node { return refTNO(t, &cfg, v, ps[6:]) })
 		})
 	}
-	checkLayer(t, "glu", newGLU[float64]("/glu", 4, 7, true), 2, 5, 4, func(x *Node, ps []*Node) *Node {
+	glu := func(x *Node, ps []*Node) *Node {
 		return nn.GLU(x, nn.GLUParams{W1: ps[0], B1: ps[1], W2: ps[2], B2: ps[3], W3: ps[4], B3: ps[5]})
-	})
+	}
+	checkLayer(t, "glu", newGLU[float64]("/glu", 4, 7, true), 2, 5, 4, glu)
+	// 3·211 rows: three row chunks of the GLU, the last one short.
+	checkLayer(t, "glu/chunks", newGLU[float64]("/glu", 4, 7, true), 3, 2*gluChunk/3+40, 4, glu)
 }
 
 // TestToeplitzFormsAgree checks the three forms of the Toeplitz product

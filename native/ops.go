@@ -363,6 +363,12 @@ func (l *pairLinear[T]) params() []*Param[T] { return append(l.p.params(), l.q.p
 
 // forward returns the rows×(out₁+out₂) outputs of both maps for x.
 func (l *pairLinear[T]) forward(x []T, rows int) []T {
+	l.join()
+	return l.cat.forward(x, rows)
+}
+
+// join copies both maps' parameters side by side into the fused map's.
+func (l *pairLinear[T]) join() {
 	a, b, out := l.p.out, l.q.out, l.cat.out
 	w := l.cat.w.Value
 	for r := 0; r < l.cat.in; r++ {
@@ -371,7 +377,6 @@ func (l *pairLinear[T]) forward(x []T, rows int) []T {
 	}
 	copy(l.cat.b.Value[:a], l.p.b.Value)
 	copy(l.cat.b.Value[a:], l.q.b.Value)
-	return l.cat.forward(x, rows)
 }
 
 // backward adds both maps' parameter gradients for the output gradient
@@ -383,6 +388,12 @@ func (l *pairLinear[T]) backward(dy []T) []T {
 	clear(l.cat.w.Grad)
 	clear(l.cat.b.Grad)
 	dx := l.cat.backward(dy)
+	l.split()
+	return dx
+}
+
+// split adds the fused map's parameter gradients to both maps' Grad.
+func (l *pairLinear[T]) split() {
 	a, b, out := l.p.out, l.q.out, l.cat.out
 	g := l.cat.w.Grad
 	for r := 0; r < l.cat.in; r++ {
@@ -399,5 +410,4 @@ func (l *pairLinear[T]) backward(dy []T) []T {
 	for j, v := range l.cat.b.Grad[a:] {
 		l.q.b.Grad[j] += v
 	}
-	return dx
 }
