@@ -526,6 +526,29 @@ func (a *Attention[T]) headMask(z int) []T {
 	return a.mask[b*a.l : (b+1)*a.l]
 }
 
+// denseMask returns head z's key mask, or nil where the mask hides no
+// key before its last visible one (padding at the end only, the usual
+// case): softmaxBlocks then ends every row's keys at the last visible
+// one, and the rows need no mask test.
+func (a *Attention[T]) denseMask(z int) []T {
+	mask := a.headMask(z)
+	last := 0
+	for j, m := range mask {
+		if m > 0 {
+			last = j + 1
+		}
+	}
+	for _, m := range mask[:last] {
+		if m <= 0 {
+			return mask
+		}
+	}
+	if last == 0 {
+		return mask
+	}
+	return nil
+}
+
 // smDP is the scratch buffer index of the softmax backward pass's dP.
 const smDP = 0
 
@@ -580,7 +603,7 @@ func (a *Attention[T]) softmaxForward(s *headScratch[T], z int) {
 	q, k, v := a.headRange(a.qn, z), a.headRange(a.kn, z), a.headRange(a.v, z)
 	p := a.headState(z)
 	o := a.headRange(a.o, z)
-	mask := a.headMask(z)
+	mask := a.denseMask(z)
 	scale := T(1 / math.Sqrt(float64(dh)))
 	a.softmaxBlocks(z, func(r0, r1, width int) {
 		gemm(false, true, r1-r0, width, dh, scale, q[r0*dh:], dh, k, dh, 0, p[r0*L:], L)
@@ -590,10 +613,15 @@ func (a *Attention[T]) softmaxForward(s *headScratch[T], z int) {
 			if a.causal {
 				hi = min(hi, i+1)
 			}
+			if mask == nil { // every key in [0, hi) is visible
+				softmaxRow(row[:hi])
+				clear(row[hi:])
+				continue
+			}
 			var mx T
 			seen := false
 			for j, x := range row[:hi] {
-				if (mask == nil || mask[j] > 0) && (!seen || x > mx) {
+				if mask[j] > 0 && (!seen || x > mx) {
 					mx, seen = x, true
 				}
 			}
@@ -607,16 +635,16 @@ func (a *Attention[T]) softmaxForward(s *headScratch[T], z int) {
 				row[j] -= mx
 			}
 			expSlice(row[:hi])
-			var sum T
+			var total T
 			for j, e := range row[:hi] {
-				if mask == nil || mask[j] > 0 {
-					sum += e
+				if mask[j] > 0 {
+					total += e
 				} else {
 					row[j] = 0
 				}
 			}
 			clear(row[hi:])
-			inv := 1 / sum
+			inv := 1 / total
 			for j := range row[:hi] {
 				row[j] *= inv
 			}
@@ -637,7 +665,7 @@ func (a *Attention[T]) softmaxBackward(s *headScratch[T], z int) {
 	dq, dk, dv := a.headRange(a.dq, z), a.headRange(a.dk, z), a.headRange(a.dv, z)
 	clear(dk)
 	clear(dv)
-	mask := a.headMask(z)
+	mask := a.denseMask(z)
 	sc := T(1 / math.Sqrt(float64(dh)))
 	a.softmaxBlocks(z, func(r0, r1, width int) {
 		gemm(false, true, r1-r0, width, dh, 1, do[r0*dh:], dh, v, dh, 0, dp[r0*L:], L)
@@ -655,12 +683,9 @@ func (a *Attention[T]) softmaxBackward(s *headScratch[T], z int) {
 				clear(drow)
 				continue
 			}
-			var dot T
-			for j, x := range drow[:hi] {
-				dot += x * prow[j]
-			}
+			pd := dot(drow[:hi], prow)
 			for j, x := range drow {
-				drow[j] = prow[j] * (x - dot)
+				drow[j] = prow[j] * (x - pd)
 			}
 		}
 		gemm(false, false, r1-r0, dh, width, sc, dp[r0*L:], L, k, dh, 0, dq[r0*dh:], dh)

@@ -274,6 +274,80 @@ func dot[T Float](a, b []T) T {
 	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 }
 
+// sum returns Σ x[j] in the eight interleaved partial sums of dot (the
+// same order, so the same bits on every run).
+func sum[T Float](x []T) T {
+	var s0, s1, s2, s3, s4, s5, s6, s7 T
+	j := 0
+	for ; j+8 <= len(x); j += 8 {
+		v := x[j : j+8 : j+8]
+		s0 += v[0]
+		s1 += v[1]
+		s2 += v[2]
+		s3 += v[3]
+		s4 += v[4]
+		s5 += v[5]
+		s6 += v[6]
+		s7 += v[7]
+	}
+	for k, v := range x[j:] {
+		switch k {
+		case 0:
+			s0 += v
+		case 1:
+			s1 += v
+		case 2:
+			s2 += v
+		case 3:
+			s3 += v
+		case 4:
+			s4 += v
+		case 5:
+			s5 += v
+		default:
+			s6 += v
+		}
+	}
+	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+}
+
+// softmaxRow replaces the entries of a non-empty row by their softmax,
+// exp(x − max)/Σ exp(x − max): the maximum in four independent chains
+// (exact, so in any order), the exponentials by expSlice, the sum by sum.
+func softmaxRow[T Float](row []T) {
+	m0, m1, m2, m3 := row[0], row[0], row[0], row[0]
+	j := 0
+	for ; j+4 <= len(row); j += 4 {
+		v := row[j : j+4 : j+4]
+		if v[0] > m0 {
+			m0 = v[0]
+		}
+		if v[1] > m1 {
+			m1 = v[1]
+		}
+		if v[2] > m2 {
+			m2 = v[2]
+		}
+		if v[3] > m3 {
+			m3 = v[3]
+		}
+	}
+	for _, v := range row[j:] {
+		if v > m0 {
+			m0 = v
+		}
+	}
+	mx := max(m0, m1, m2, m3)
+	for j := range row {
+		row[j] -= mx
+	}
+	expSlice(row)
+	inv := 1 / sum(row)
+	for j := range row {
+		row[j] *= inv
+	}
+}
+
 // activation is an element-wise non-linearity with its derivative.
 type activation[T Float] struct {
 	f  func(x T) T
