@@ -135,6 +135,20 @@ func addTo[T Float](dst, src []T) {
 	}
 }
 
+// mulAddTo adds the element-wise product of a and b to dst (a and b at
+// least as long): float32 by vmath.MulAdd32 (AVX2), float64 in a loop;
+// the product rounded before the sum either way.
+func mulAddTo[T Float](dst, a, b []T) {
+	if d, ok := any(dst).([]float32); ok {
+		vmath.MulAdd32(d, any(a).([]float32), any(b).([]float32))
+		return
+	}
+	a, b = a[:len(dst)], b[:len(dst)]
+	for j := range dst {
+		dst[j] += T(a[j] * b[j])
+	}
+}
+
 // exp32 returns eˣ in float32 arithmetic (vmath.Exp32: Cephes' expf,
 // within 2 ulp of float32(math.Exp(x)); results that would be subnormal
 // or overflow by math.Exp).

@@ -437,11 +437,7 @@ func (t *skiTNO[T]) convForward(b int) {
 			if src < 0 || src >= n {
 				continue
 			}
-			f := t.filt.Value[j*e : (j+1)*e]
-			xr := x[src*e : (src+1)*e]
-			for c := range yr {
-				yr[c] += f[c] * xr[c]
-			}
+			mulAddTo(yr, t.filt.Value[j*e:(j+1)*e], x[src*e:(src+1)*e])
 		}
 	}
 }
@@ -475,14 +471,8 @@ func (t *skiTNO[T]) Backward(dy []T) []T {
 					if src < 0 || src >= n {
 						continue
 					}
-					f := t.filt.Value[j*e : (j+1)*e]
-					xr := x[src*e : (src+1)*e]
-					dxr := dx[src*e : (src+1)*e]
-					dfr := df[j*e : (j+1)*e]
-					for c := range gr {
-						dxr[c] += f[c] * gr[c]
-						dfr[c] += gr[c] * xr[c]
-					}
+					mulAddTo(dx[src*e:(src+1)*e], t.filt.Value[j*e:(j+1)*e], gr)
+					mulAddTo(df[j*e:(j+1)*e], gr, x[src*e:(src+1)*e])
 				}
 			}
 		}

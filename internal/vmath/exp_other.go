@@ -17,4 +17,5 @@ func gelu32Kernel(y, dy, x []float32) int { return 0 }
 
 func transpose8x8(dst []float32, ldd int, src []float32, lds int, s float32) bool { return false }
 
-func add32Kernel(dst, src []float32) int { return 0 }
+func add32Kernel(dst, src []float32) int     { return 0 }
+func mulAdd32Kernel(dst, a, b []float32) int { return 0 }

@@ -28,3 +28,17 @@ func add32Kernel(dst, src []float32) int {
 	add32AVX2(&dst[0], &src[0], n)
 	return 32 * n
 }
+
+//go:noescape
+func mulAdd32AVX2(dst, a, b *float32, blocks int)
+
+// mulAdd32Kernel adds a[i]·b[i] to dst[i] eight elements at a time with
+// AVX2 and returns how many it did (a multiple of 8; 0 without AVX2).
+func mulAdd32Kernel(dst, a, b []float32) int {
+	if !haveAVX2 || len(dst) < 8 {
+		return 0
+	}
+	n := len(dst) / 8
+	mulAdd32AVX2(&dst[0], &a[0], &b[0], n)
+	return 8 * n
+}

@@ -114,3 +114,27 @@ aloop:
 adone:
 	VZEROUPPER
 	RET
+
+// func mulAdd32AVX2(dst, a, b *float32, blocks int)
+// dst[i] += a[i]·b[i] for 8·blocks elements: a rounded product, then a
+// rounded sum (VMULPS, VADDPS; no FMA).
+TEXT ·mulAdd32AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ blocks+24(FP), CX
+	TESTQ CX, CX
+	JZ   mdone
+mloop:
+	VMOVUPS (SI), Y0
+	VMULPS  (DX), Y0, Y0
+	VADDPS  (DI), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ  mloop
+mdone:
+	VZEROUPPER
+	RET
