@@ -356,11 +356,7 @@ func (m *Model[T]) Backward() {
 		}
 		g = sb.layer.Backward(g)
 		g = sb.norm.backward(g)
-		forRows(rows, func(lo, hi int) {
-			for j := lo * d; j < hi*d; j++ {
-				dx[j] += g[j]
-			}
-		})
+		forRows(rows, func(lo, hi int) { addTo(dx[lo*d:hi*d], g[lo*d:hi*d]) })
 	}
 	if m.emb.Trainable {
 		// Rows in order: each token's gradient sums its positions in a
