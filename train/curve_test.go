@@ -1,0 +1,71 @@
+package train
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestFitCurve recovers an exact logarithmic curve (examples = step·batch)
+// and its crossing of a target, and refuses what it cannot fit.
+func TestFitCurve(t *testing.T) {
+	const a, b, batch = -0.5, 0.08, 32
+	var h History
+	for s := 250; s <= 5000; s += 250 {
+		h.EvalStep = append(h.EvalStep, s)
+		h.EvalAccuracy = append(h.EvalAccuracy, a+b*math.Log(float64(s*batch)))
+		h.EvalLoss = append(h.EvalLoss, 1)
+	}
+	f, err := FitCurve(h, batch, 2500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The data are exact: the fit is exact to rounding (terms of order 10,
+	// 11 points).
+	if math.Abs(f.A-a) > 1e-12 || math.Abs(f.B-b) > 1e-13 || math.Abs(f.R2-1) > 1e-12 {
+		t.Errorf("fit %+v, want A %v, B %v, R² 1", f, a, b)
+	}
+	if f.Points != 11 || f.From != 2500*batch {
+		t.Errorf("fit of %d points from %d examples, want 11 from %d", f.Points, f.From, 2500*batch)
+	}
+	want := math.Exp((0.5521 - a) / b)
+	if got, ok := f.ExamplesFor(0.5521); !ok || math.Abs(got-want) > 1e-9*want {
+		t.Errorf("ExamplesFor = %v, %v, want %v", got, ok, want)
+	}
+	if _, ok := (CurveFit{A: 0.3, B: -0.01}).ExamplesFor(0.5); ok {
+		t.Error("a falling curve reaches its target")
+	}
+	if _, err := FitCurve(h, batch, 4600); err == nil {
+		t.Error("fit of two points: no error")
+	}
+	if _, err := FitCurve(h, 0, 0); err == nil {
+		t.Error("batch 0: no error")
+	}
+	if acc, ok := PaperListOps("fd-tnn"); !ok || acc != 0.5521 {
+		t.Errorf("PaperListOps(fd-tnn) = %v, %v", acc, ok)
+	}
+	if _, ok := PaperListOps("transformer"); ok {
+		t.Error("PaperListOps(transformer): listed")
+	}
+}
+
+// TestWriteCurveTable writes the row of a listed kind with a history and
+// skips a kind the paper does not list.
+func TestWriteCurveTable(t *testing.T) {
+	h := History{EvalStep: []int{100, 200, 300, 400}, EvalAccuracy: []float64{0.2, 0.3, 0.35, 0.38}, EvalLoss: []float64{2, 2, 2, 2}}
+	reps := []JobReport{
+		{Kind: "fd-tnn", Length: 512, Batch: 10, Steps: 400, Result: &Result{History: &h}},
+		{Kind: "transformer", Length: 512, Batch: 10, Steps: 400, Result: &Result{History: &h}},
+	}
+	var b strings.Builder
+	if err := WriteCurveTable(&b, []string{"a", "b"}, reps); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[2], "| a | 512 | 4e+03 | 38.0 % | 2000 |") || !strings.Contains(lines[2], "55.21 %") {
+		t.Errorf("table:\n%s", b.String())
+	}
+	if err := WriteCurveTable(&b, []string{"a"}, reps); err == nil {
+		t.Error("one name for two reports: no error")
+	}
+}
