@@ -11,18 +11,27 @@
 #            adapters against SNNK adapters (16 random features): accuracy
 #            and trainable parameters.
 #
-#   long     ListOps at the issue-23 budget with checkpoints: MODELS at width
-#            WIDTH, depth DEPTH, batch BATCH for STEPS steps, SEEDS seeds;
-#            every run writes OUTDIR/long-MODEL-sSEED.ckpt every 100 steps and
+#   long     ListOps at the issue-23 budget with checkpoints: MODELS at length
+#            L_LONG, width WIDTH_LONG, depth DEPTH_LONG, batch BATCH_LONG for
+#            STEPS_LONG steps, SEEDS seeds; every run writes
+#            OUTDIR/long-MODEL[-LL][-wW]-sSEED.ckpt every 100 steps (the
+#            length and width in the name where they are not 512 and 64) and
 #            evaluates every EVAL steps, so running the same command again
 #            resumes where it stopped (a run longer than one shell command
 #            is this command repeated, or run in the background; SIGINT
 #            writes the checkpoint before it exits); the evaluations go to
-#            OUTDIR/long-MODEL-sSEED.log as they happen; a finished run (its
+#            the .log of the same name as they happen; a finished run (its
 #            JSON report written) is skipped, so the same command run again
-#            goes on with the next. Defaults:
-#            L=512 WIDTH=64 DEPTH=4 BATCH=32 STEPS=5000 (LRA's budget of 160k
-#            examples), NTRAIN=40000, MODELS=fd-tnn, SEEDS=1, EVAL=250.
+#            goes on with the next. Defaults: L_LONG=512 WIDTH_LONG=64
+#            DEPTH_LONG=4 BATCH_LONG=32 STEPS_LONG=5000 (LRA's budget of 160k
+#            examples), NTRAIN_LONG=40000, LR_LONG=1e-3, WARMUP_LONG=250,
+#            MODELS=fd-tnn, SEEDS=1, EVAL=250. The issue's runs:
+#              SEEDS="1 2 3" MODELS="fd-tnn ski-tnn tnn"  (and performer,
+#                transformer, hrf with SEEDS=1)
+#              WIDTH_LONG=128 MODELS=fd-tnn              (width 128, one seed)
+#              L_LONG=2000 BATCH_LONG=16 STEPS_LONG=3500 MODELS="fd-tnn ski-tnn"
+#                (LRA's length window 500 < L < 2000, about an hour each on
+#                two cores)
 #
 # Sizes are environment variables (defaults: what a shared 2-core CPU trains
 # in tens of minutes on GoMLX's pure-Go backend); the same commands scale up
@@ -61,20 +70,24 @@ listops)
   done
   ;;
 long)
-  L=${L_LONG:-512}
+  L=${L_LONG:-512} W=${WIDTH_LONG:-64}
+  tag=""
+  if [ "$L" != 512 ]; then tag+="-L$L"; fi
+  if [ "$W" != 64 ]; then tag+="-w$W"; fi
   for m in ${MODELS:-fd-tnn}; do
     for seed in ${SEEDS:-1}; do
-      if [ -s "$out/long-$m-s$seed.json" ]; then
-        echo "== $m seed $seed: done ($out/long-$m-s$seed.json)"
+      run="$out/long-$m$tag-s$seed"
+      if [ -s "$run.json" ]; then
+        echo "== $m$tag seed $seed: done ($run.json)"
         continue
       fi
-      echo "== $m seed $seed"
-      "$kk" train --task listops --model "$m" --length "$L" --width "${WIDTH_LONG:-64}" --depth "${DEPTH_LONG:-4}" \
+      echo "== $m$tag seed $seed"
+      "$kk" train --task listops --model "$m" --length "$L" --width "$W" --depth "${DEPTH_LONG:-4}" \
         --batch "${BATCH_LONG:-32}" --steps "${STEPS_LONG:-5000}" --lr "${LR_LONG:-1e-3}" --warmup "${WARMUP_LONG:-250}" \
         --weight-decay 0.01 --n-train "${NTRAIN_LONG:-40000}" --n-eval 500 --n-test 2000 --seed "$seed" \
-        --eval-every "${EVAL:-250}" --checkpoint "$out/long-$m-s$seed.ckpt" --checkpoint-every 100 \
+        --eval-every "${EVAL:-250}" --checkpoint "$run.ckpt" --checkpoint-every 100 \
         --ski-rank 32 --ski-filter 16 --features 32 --redraw 100 \
-        --plot "$out/long-$m-s$seed.png" --json > "$out/long-$m-s$seed.json" 2>> "$out/long-$m-s$seed.log"
+        --plot "$run.png" --json > "$run.json" 2>> "$run.log"
       echo "load $(cut -d' ' -f1-3 /proc/loadavg)"
     done
   done
