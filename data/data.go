@@ -477,6 +477,22 @@ func (s *Scaler) Transform(x *mat.Dense) (*mat.Dense, error) {
 	return out, nil
 }
 
+// Standardize fits a Scaler on train and returns the standardised copies
+// of train and test (the test rows scaled by the training statistics).
+func Standardize(train, test *mat.Dense) (xtr, xte *mat.Dense, err error) {
+	sc, err := FitScaler(train)
+	if err != nil {
+		return nil, nil, err
+	}
+	if xtr, err = sc.Transform(train); err != nil {
+		return nil, nil, err
+	}
+	if xte, err = sc.Transform(test); err != nil {
+		return nil, nil, err
+	}
+	return xtr, xte, nil
+}
+
 // Subset returns the rows of d with the given indices (copied).
 func (d *Dataset) Subset(idx []int) *Dataset {
 	_, c := d.X.Dims()

@@ -89,8 +89,29 @@ func TestScalerAndSplit(t *testing.T) {
 	if err != nil || tr.Rows() != 16000 || te.Rows() != 4000 {
 		t.Fatal("SplitAt")
 	}
-	s, _ := FitScaler(tr.X)
-	z, _ := s.Transform(tr.X)
+	s, err := FitScaler(tr.X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, err := s.Transform(tr.X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Standardize is the same scaler applied to both sets.
+	ztr, zte, err := Standardize(tr.X, te.X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zt, err := s.Transform(te.X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mat.Equal(ztr, z) || !mat.Equal(zte, zt) {
+		t.Error("Standardize differs from FitScaler and Transform")
+	}
+	if _, _, err := Standardize(tr.X, mat.NewDense(2, 3, nil)); err == nil {
+		t.Error("Standardize: test set of other columns accepted")
+	}
 	for j := 0; j < 16; j++ {
 		var m, v float64
 		for i := 0; i < 16000; i++ {

@@ -145,15 +145,7 @@ func Ridge(ctx context.Context, cfg RidgeConfig, progress func(done, total int))
 	if err != nil {
 		return nil, err
 	}
-	sc, err := data.FitScaler(cfg.Train.X)
-	if err != nil {
-		return nil, err
-	}
-	xtr, err := sc.Transform(cfg.Train.X)
-	if err != nil {
-		return nil, err
-	}
-	xte, err := sc.Transform(cfg.Test.X)
+	xtr, xte, err := data.Standardize(cfg.Train.X, cfg.Test.X)
 	if err != nil {
 		return nil, err
 	}

@@ -126,15 +126,7 @@ func Nystrom(ctx context.Context, cfg NystromConfig) ([]NystromRow, error) {
 			}
 			seed := uint64(s)
 			start := time.Now()
-			sc, err := data.FitScaler(cfg.Train.X)
-			if err != nil {
-				return nil, err
-			}
-			xtr, err := sc.Transform(cfg.Train.X)
-			if err != nil {
-				return nil, err
-			}
-			xte, err := sc.Transform(cfg.Test.X)
+			xtr, xte, err := data.Standardize(cfg.Train.X, cfg.Test.X)
 			if err != nil {
 				return nil, err
 			}

@@ -381,15 +381,7 @@ func Classify(ctx context.Context, cfg ClassifyConfig, progress func(done, total
 	if err != nil {
 		return nil, err
 	}
-	sc, err := data.FitScaler(cfg.Train.X)
-	if err != nil {
-		return nil, err
-	}
-	xtr, err := sc.Transform(cfg.Train.X)
-	if err != nil {
-		return nil, err
-	}
-	xte, err := sc.Transform(cfg.Test.X)
+	xtr, xte, err := data.Standardize(cfg.Train.X, cfg.Test.X)
 	if err != nil {
 		return nil, err
 	}
