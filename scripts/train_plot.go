@@ -1,7 +1,9 @@
 //go:build ignore
 
 // Command train_plot draws the training-loss curves (and evaluation
-// accuracies) of several `kernelkit train --json` reports in one plot.
+// accuracies) of several `kernelkit train --json` reports in one plot,
+// against the training examples seen (step × batch; against the step if a
+// report has no batch, as evaluation reports do).
 //
 //	go run scripts/train_plot.go TITLE OUT.png [OUT-acc.png|-] REPORT.json...
 package main
@@ -32,7 +34,7 @@ func main() {
 			os.Exit(1)
 		}
 		name := strings.TrimSuffix(filepath.Base(path), ".json")
-		curves = append(curves, train.Curve{Name: fmt.Sprintf("%s (test %.1f %%)", name, 100*rep.TestAcc), Res: rep.Result})
+		curves = append(curves, train.Curve{Name: fmt.Sprintf("%s (test %.1f %%)", name, 100*rep.TestAcc), Res: rep.Result, Batch: rep.Batch})
 	}
 	if err := train.SavePlot(out, acc, title, curves, 20); err != nil {
 		fmt.Fprintln(os.Stderr, "train_plot:", err)

@@ -2,6 +2,8 @@ package train
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -67,5 +69,33 @@ func TestWriteCurveTable(t *testing.T) {
 	}
 	if err := WriteCurveTable(&b, []string{"a"}, reps); err == nil {
 		t.Error("one name for two reports: no error")
+	}
+}
+
+// TestCurveSeries puts a run's moving-average loss and evaluations at
+// step·scale, and SavePlot draws curves against the examples seen.
+func TestCurveSeries(t *testing.T) {
+	res := &Result{History: &History{LossFrom: 10, Loss: []float64{4, 2, 3, 1}, EvalStep: []int{12, 14}, EvalAccuracy: []float64{0.2, 0.4}, EvalLoss: []float64{1, 1}}}
+	loss, acc := curveSeries(Curve{Name: "r", Res: res}, 2, 8)
+	wantX, wantY := []float64{96, 104, 112}, []float64{3, 2.5, 2}
+	if len(loss.X) != 3 {
+		t.Fatalf("loss series %v", loss)
+	}
+	for i := range wantX {
+		if loss.X[i] != wantX[i] || loss.Y[i] != wantY[i] {
+			t.Errorf("loss point %d = (%v, %v), want (%v, %v)", i, loss.X[i], loss.Y[i], wantX[i], wantY[i])
+		}
+	}
+	if len(acc.X) != 2 || acc.X[0] != 96 || acc.X[1] != 112 || acc.Y[1] != 0.4 {
+		t.Errorf("accuracy series %v", acc)
+	}
+	dir := t.TempDir()
+	if err := SavePlot(filepath.Join(dir, "l.png"), filepath.Join(dir, "a.png"), "t", []Curve{{Name: "r", Res: res, Batch: 8}}, 2); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"l.png", "a.png"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
 	}
 }

@@ -60,42 +60,38 @@ func Truncated(exs []Example, length int) int {
 type Curve struct {
 	Name string
 	Res  *Result
+	// Batch, when positive, is the run's training batch: SavePlot then
+	// draws the curve against the training examples seen (step × Batch)
+	// if every curve of the plot has one.
+	Batch int
 }
 
 // SavePlot writes the training loss (a moving average over window steps)
-// and the evaluation accuracy of each run against the step, as two plots:
-// path (loss) and, when any run was evaluated more than once, accPath
-// (accuracy; empty: none).
+// and the evaluation accuracy of each run against the step (against the
+// examples seen when every curve has its Batch), as two plots: path (loss)
+// and, when any run was evaluated more than once, accPath (accuracy;
+// empty: none).
 func SavePlot(path, accPath, title string, curves []Curve, window int) error {
 	window = max(window, 1)
-	loss := report.Plot{Title: title + ": training loss", XLabel: "step", YLabel: fmt.Sprintf("cross-entropy (mean of %d steps)", window)}
-	acc := report.Plot{Title: title + ": evaluation accuracy", XLabel: "step", YLabel: "accuracy", LegendLeft: true}
+	byExamples := len(curves) > 0
 	for _, c := range curves {
-		// The whole run's curve where the result has it (a resumed run's
-		// earlier steps included), else this run's steps.
-		h := History{LossFrom: c.Res.StartStep, Loss: c.Res.Loss, EvalStep: c.Res.EvalStep, EvalAccuracy: c.Res.EvalAccuracy}
-		if c.Res.History != nil {
-			h = *c.Res.History
+		byExamples = byExamples && c.Batch > 0
+	}
+	xl := "step"
+	if byExamples {
+		xl = "training examples seen"
+	}
+	loss := report.Plot{Title: title + ": training loss", XLabel: xl, YLabel: fmt.Sprintf("cross-entropy (mean of %d steps)", window)}
+	acc := report.Plot{Title: title + ": evaluation accuracy", XLabel: xl, YLabel: "accuracy", LegendLeft: true}
+	for _, c := range curves {
+		scale := 1.0
+		if byExamples {
+			scale = float64(c.Batch)
 		}
-		var xs, ys []float64
-		var sum float64
-		for i, l := range h.Loss {
-			sum += l
-			if i >= window {
-				sum -= h.Loss[i-window]
-			}
-			if i+1 >= window {
-				xs = append(xs, float64(h.LossFrom+i+1))
-				ys = append(ys, sum/float64(window))
-			}
-		}
-		loss.Series = append(loss.Series, report.Series{Name: c.Name, X: xs, Y: ys})
-		if len(h.EvalStep) > 0 {
-			var ex []float64
-			for _, s := range h.EvalStep {
-				ex = append(ex, float64(s))
-			}
-			acc.Series = append(acc.Series, report.Series{Name: c.Name, X: ex, Y: h.EvalAccuracy, Points: true})
+		l, a := curveSeries(c, window, scale)
+		loss.Series = append(loss.Series, l)
+		if len(a.X) > 0 {
+			acc.Series = append(acc.Series, a)
 		}
 	}
 	if err := loss.Save(path); err != nil {
@@ -105,4 +101,31 @@ func SavePlot(path, accPath, title string, curves []Curve, window int) error {
 		return acc.Save(accPath)
 	}
 	return nil
+}
+
+// curveSeries returns a run's moving-average loss and its evaluation
+// accuracies, at x = step·scale: the whole run's curve where the result
+// has it (a resumed run's earlier steps included), else this run's steps.
+func curveSeries(c Curve, window int, scale float64) (loss, acc report.Series) {
+	h := History{LossFrom: c.Res.StartStep, Loss: c.Res.Loss, EvalStep: c.Res.EvalStep, EvalAccuracy: c.Res.EvalAccuracy}
+	if c.Res.History != nil {
+		h = *c.Res.History
+	}
+	loss = report.Series{Name: c.Name}
+	var sum float64
+	for i, l := range h.Loss {
+		sum += l
+		if i >= window {
+			sum -= h.Loss[i-window]
+		}
+		if i+1 >= window {
+			loss.X = append(loss.X, float64(h.LossFrom+i+1)*scale)
+			loss.Y = append(loss.Y, sum/float64(window))
+		}
+	}
+	acc = report.Series{Name: c.Name, Points: true, Y: h.EvalAccuracy}
+	for _, s := range h.EvalStep {
+		acc.X = append(acc.X, float64(s)*scale)
+	}
+	return loss, acc
 }
