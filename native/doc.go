@@ -14,7 +14,10 @@
 // are merged in chunk order, so the same seed gives the same bytes
 // whatever the scheduling and the number of cores. The two input maps of
 // a gate (TNN's GTU u and v, the GLU's W₁ and W₂) run as one product of
-// twice the width; their parameters stay separate.
+// twice the width; their parameters stay separate. The GLU, row-local,
+// runs 1024-row chunks from its first product to its last (forward and
+// backward) while the chunk's intermediates are in cache, and keeps only
+// its pre-activations and sigmoid between the passes.
 //
 // Toeplitz products (the token mixers of tnn, ski-tnn and fd-tnn) embed
 // each channel's Toeplitz matrix in a circulant of size N ≥ 2n − 1 and

@@ -49,5 +49,8 @@
 // scaling multiplication, so again the same bits as the scalar loop),
 // 64 source rows at a time. 18 GB/s against the scalar loop's 5.5 on
 // 512×128 (BenchmarkTranspose32). Add32 (dst += src, 32 at a time) sums
-// the engine's parameter-gradient partials and bias gradients.
+// the engine's parameter-gradient partials, bias gradients and residual
+// gradients; MulAdd32 (dst += a·b, eight at a time: a rounded product,
+// then a rounded sum, no fused multiply-add, so the scalar loop's bits)
+// runs SKI-TNN's sparse convolution.
 package vmath
