@@ -90,11 +90,31 @@ func PaperListOps(kind string) (float64, bool) {
 	return 0, false
 }
 
+// LateStep returns the step of the first evaluation of h whose accuracy
+// reaches frac of the last evaluation's: where a run's curve enters its
+// late phase, after any plateau at the class prior and the climb out of
+// it (fitting across that climb would extrapolate its steep slope). It
+// returns 0 for a history without evaluations.
+func LateStep(h History, frac float64) int {
+	n := len(h.EvalAccuracy)
+	if n == 0 {
+		return 0
+	}
+	last := h.EvalAccuracy[n-1]
+	for i, a := range h.EvalAccuracy {
+		if a >= frac*last {
+			return h.EvalStep[i]
+		}
+	}
+	return h.EvalStep[n-1]
+}
+
 // WriteCurveTable writes, for each report whose model the SKI-TNN paper
 // lists (PaperListOps) and whose result has a history, the CurveFit of
-// the second half of its evaluations and the examples at which the fit
-// reaches the paper's accuracy, as a Markdown table; names label the
-// rows (one per report, e.g. the files' names).
+// its late evaluations (from LateStep(h, 0.9), and at least the last
+// three) and the examples at which the fit reaches the paper's accuracy,
+// as a Markdown table; names label the rows (one per report, e.g. the
+// files' names).
 func WriteCurveTable(w io.Writer, names []string, reports []JobReport) error {
 	if len(names) != len(reports) {
 		return fmt.Errorf("train: %d names for %d reports", len(names), len(reports))
@@ -108,7 +128,11 @@ func WriteCurveTable(w io.Writer, names []string, reports []JobReport) error {
 			continue
 		}
 		h := *r.Result.History
-		f, err := FitCurve(h, r.Batch, r.Steps/2)
+		from := LateStep(h, 0.9)
+		if n := len(h.EvalStep); n >= 3 {
+			from = min(from, h.EvalStep[n-3])
+		}
+		f, err := FitCurve(h, r.Batch, from)
 		if err != nil {
 			return fmt.Errorf("%s: %w", names[i], err)
 		}

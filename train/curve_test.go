@@ -64,6 +64,8 @@ func TestWriteCurveTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	// 0.9·0.38 = 0.342: the late phase starts at step 300 (0.35); the fit
+	// takes at least the last three evaluations, from step 200.
 	if len(lines) != 3 || !strings.HasPrefix(lines[2], "| a | 512 | 4e+03 | 38.0 % | 2000 |") || !strings.Contains(lines[2], "55.21 %") {
 		t.Errorf("table:\n%s", b.String())
 	}
@@ -97,5 +99,21 @@ func TestCurveSeries(t *testing.T) {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// TestLateStep finds the first evaluation within a fraction of the last.
+func TestLateStep(t *testing.T) {
+	h := History{EvalStep: []int{1, 2, 3, 4, 5}, EvalAccuracy: []float64{0.15, 0.16, 0.30, 0.33, 0.34}}
+	for _, c := range []struct {
+		frac float64
+		want int
+	}{{0.9, 4}, {0.85, 3}, {0.4, 1}, {1, 5}} {
+		if got := LateStep(h, c.frac); got != c.want {
+			t.Errorf("LateStep(%v) = %d, want %d", c.frac, got, c.want)
+		}
+	}
+	if got := LateStep(History{}, 0.9); got != 0 {
+		t.Errorf("LateStep of no evaluations = %d", got)
 	}
 }
