@@ -11,8 +11,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/kernelkit/kernelkit/train"
 )
@@ -26,15 +24,14 @@ func main() {
 	if acc == "-" {
 		acc = ""
 	}
+	reps, names, err := train.ReadReports(os.Args[4:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "train_plot:", err)
+		os.Exit(1)
+	}
 	var curves []train.Curve
-	for _, path := range os.Args[4:] {
-		rep, err := train.ReadReport(path)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "train_plot:", err)
-			os.Exit(1)
-		}
-		name := strings.TrimSuffix(filepath.Base(path), ".json")
-		curves = append(curves, train.Curve{Name: fmt.Sprintf("%s (test %.1f %%)", name, 100*rep.TestAcc), Res: rep.Result, Batch: rep.Batch})
+	for i, rep := range reps {
+		curves = append(curves, train.Curve{Name: fmt.Sprintf("%s (test %.1f %%)", names[i], 100*rep.TestAcc), Res: rep.Result, Batch: rep.Batch})
 	}
 	if err := train.SavePlot(out, acc, title, curves, 20); err != nil {
 		fmt.Fprintln(os.Stderr, "train_plot:", err)

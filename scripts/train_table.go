@@ -13,8 +13,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/kernelkit/kernelkit/train"
 )
@@ -26,16 +24,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: go run scripts/train_table.go [-curves] REPORT.json...")
 		os.Exit(2)
 	}
-	var reports []train.JobReport
-	var names []string
-	for _, path := range flag.Args() {
-		rep, err := train.ReadReport(path)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "train_table:", err)
-			os.Exit(1)
-		}
-		reports = append(reports, *rep)
-		names = append(names, strings.TrimSuffix(filepath.Base(path), ".json"))
+	reports, names, err := train.ReadReports(flag.Args())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "train_table:", err)
+		os.Exit(1)
 	}
 	if err := train.WriteTable(os.Stdout, train.Summarize(reports)); err != nil {
 		fmt.Fprintln(os.Stderr, "train_table:", err)

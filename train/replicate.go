@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -131,4 +132,20 @@ func ReadReport(path string) (*JobReport, error) {
 		return nil, fmt.Errorf("train: %s is not the report of a training run (no result)", path)
 	}
 	return &rep, nil
+}
+
+// ReadReports reads the training reports at paths (ReadReport) and
+// returns them with their names: the files' base names without ".json".
+func ReadReports(paths []string) ([]JobReport, []string, error) {
+	reps := make([]JobReport, 0, len(paths))
+	names := make([]string, 0, len(paths))
+	for _, p := range paths {
+		rep, err := ReadReport(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		reps = append(reps, *rep)
+		names = append(names, strings.TrimSuffix(filepath.Base(p), ".json"))
+	}
+	return reps, names, nil
 }

@@ -76,4 +76,12 @@ func TestReadReport(t *testing.T) {
 	if _, err := ReadReport(filepath.Join(dir, "missing.json")); err == nil {
 		t.Error("a missing file gave no error")
 	}
+	other := write("long-tnn-s2.json", JobReport{Kind: "tnn", Result: &Result{Steps: 7}})
+	reps, names, err := ReadReports([]string{good, other})
+	if err != nil || len(reps) != 2 || reps[1].Kind != "tnn" || names[0] != "run" || names[1] != "long-tnn-s2" {
+		t.Errorf("ReadReports: %v, %v, %v", reps, names, err)
+	}
+	if _, _, err := ReadReports([]string{good, filepath.Join(dir, "missing.json")}); err == nil {
+		t.Error("ReadReports with a missing file: no error")
+	}
 }
