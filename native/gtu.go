@@ -52,11 +52,7 @@ func (l *gtu[T]) Forward(x []T, B, L int) []T {
 	})
 	l.t = l.tno.Forward(l.v, B, L)
 	l.g = grow(l.g, rows*e)
-	chunks(len(l.g), rowChunk*64, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			l.g[i] = l.u[i] * l.t[i]
-		}
-	})
+	chunks(len(l.g), rowChunk*64, func(_, lo, hi int) { mulTo(l.g[lo:hi], l.u[lo:hi], l.t[lo:hi]) })
 	return l.lo.forward(l.g, rows)
 }
 
@@ -73,10 +69,9 @@ func (l *gtu[T]) Backward(dy []T) []T {
 			du, up := l.duv[2*o:2*o+e], uv[2*o:2*o+e:2*o+e]
 			dgr, tr, sur := dg[o:o+e:o+e], l.t[o:o+e:o+e], l.su[o:o+e:o+e]
 			ur, dvr := l.u[o:o+e:o+e], l.dv[o:o+e:o+e]
-			for j := range du {
-				du[j] = dgr[j] * tr[j] * siluGrad(up[j], sur[j])
-				dvr[j] = dgr[j] * ur[j]
-			}
+			mulTo(du, dgr, tr)
+			siluGradMulTo(du, du, up, sur)
+			mulTo(dvr, dgr, ur)
 		}
 	})
 	dt := l.tno.Backward(l.dv)
@@ -85,9 +80,7 @@ func (l *gtu[T]) Backward(dy []T) []T {
 			o := r * e
 			dv, vp := l.duv[2*o+e:2*o+2*e], uv[2*o+e:2*o+2*e:2*o+2*e]
 			dtr, svr := dt[o:o+e:o+e], l.sv[o:o+e:o+e]
-			for j := range dv {
-				dv[j] = dtr[j] * siluGrad(vp[j], svr[j])
-			}
+			siluGradMulTo(dv, dtr, vp, svr)
 		}
 	})
 	return l.luv.backward(l.duv)
@@ -165,9 +158,7 @@ func (l *glu[T]) Forward(x []T, B, L int) []T {
 			a, c := ac[r*2*h:r*2*h+h], ac[r*2*h+h:(r+1)*2*h]
 			sa, gr := l.sa[(lo+r)*h:(lo+r+1)*h], g[r*h:(r+1)*h:(r+1)*h]
 			siluRow(a, gr, sa)
-			for j := range gr {
-				gr[j] *= c[j]
-			}
+			mulTo(gr, gr, c)
 		}
 		gemm(false, false, m, d, h, 1, g, h, w3, d, 1, y, d)
 	})
@@ -206,12 +197,11 @@ func (l *glu[T]) Backward(dy []T) []T {
 			sa := l.sa[(lo+r)*h : (lo+r+1)*h : (lo+r+1)*h]
 			dgr, gr := dg[r*h:(r+1)*h:(r+1)*h], g[r*h:(r+1)*h:(r+1)*h]
 			d1, d2 := d12[r*2*h:r*2*h+h:r*2*h+h], d12[r*2*h+h:(r+1)*2*h:(r+1)*2*h]
-			for j := range d1 {
-				sj := a[j] * sa[j]
-				gr[j] = sj * c[j]
-				d1[j] = dgr[j] * c[j] * siluGrad(a[j], sa[j])
-				d2[j] = dgr[j] * sj
-			}
+			mulTo(gr, a, sa) // the SiLU, then the gated product as in Forward
+			mulTo(d2, dgr, gr)
+			mulTo(gr, gr, c)
+			mulTo(d1, dgr, c)
+			siluGradMulTo(d1, d1, a, sa)
 		}
 		gemm(false, true, m, d, 2*h, 1, d12, 2*h, w12.Value, 2*h, 0, l.dx[lo*d:hi*d], d)
 		if !train {

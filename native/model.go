@@ -258,11 +258,7 @@ func (m *Model[T]) Forward(tokens []int32) ([]T, error) {
 		}
 		nx := grow(m.xs[i+1], rows*d)
 		m.xs[i+1] = nx
-		forRows(rows, func(lo, hi int) {
-			for j := lo * d; j < hi*d; j++ {
-				nx[j] = x[j] + o[j]
-			}
-		})
+		forRows(rows, func(lo, hi int) { sumTo(nx[lo*d:hi*d], x[lo*d:hi*d], o[lo*d:hi*d]) })
 		x = nx
 	}
 	// Masked mean over the positions, then RMS norm and the classifier.

@@ -204,10 +204,7 @@ func (n *rmsNorm[T]) forward(x []T, rows, cols int) []T {
 			s := dot(row, row)
 			r := T(1 / math.Sqrt(float64(s/T(cols))+rmsEps))
 			n.r[i] = r
-			out := n.y[i*cols : (i+1)*cols]
-			for j, v := range row {
-				out[j] = v * r
-			}
+			scaleTo(n.y[i*cols:(i+1)*cols], row, r)
 		}
 	})
 	return n.y
@@ -224,10 +221,7 @@ func (n *rmsNorm[T]) backward(dy []T) []T {
 			s := dot(x, g)
 			r := n.r[i]
 			c := r * r * r * s / T(cols)
-			out := n.dx[i*cols : (i+1)*cols]
-			for j, v := range x {
-				out[j] = r*g[j] - c*v
-			}
+			scaleSubTo(n.dx[i*cols:(i+1)*cols], g, r, x, c)
 		}
 	})
 	return n.dx
@@ -358,13 +352,13 @@ type activation[T Float] struct {
 // (the caller splits the rows).
 func siluRow[T Float](x, out, sig []T) {
 	sigmoidSlice(sig, x)
-	for i, v := range x {
-		out[i] = v * sig[i]
-	}
+	mulTo(out, x, sig)
 }
 
 // siluGrad is the derivative of SiLU at x with σ(x) = s.
-func siluGrad[T Float](x, s T) T { return s * (1 + x*(1-s)) }
+// The product x·(1 − s) is rounded before the sum (no fused multiply-add),
+// as in vmath.SiLUGradMulTo32.
+func siluGrad[T Float](x, s T) T { return s * (1 + T(x*(1-s))) }
 
 // siluAct is SiLU, x·σ(x), with its derivative.
 func siluAct[T Float]() activation[T] {

@@ -1,11 +1,11 @@
 package native
 
 import (
-	"github.com/kernelkit/kernelkit/internal/vmath"
 	"os"
 
 	"github.com/kernelkit/kernelkit/fft"
 	"github.com/kernelkit/kernelkit/internal/parallel"
+	"github.com/kernelkit/kernelkit/internal/vmath"
 )
 
 // toeplitzFFT applies one Toeplitz matrix per channel, y_i = Σ_j t_{i−j}
@@ -155,22 +155,27 @@ func transposeRows[T Float](dst []T, ldd int, src []T, lds, rows, cols int, s T)
 }
 
 // mulSpec sets out = a ⊙ k, or a ⊙ conj(k), for spectra stored as (re, im)
-// pairs.
+// pairs, each product rounded before the sums (vmath.CMulTo32 for
+// float32).
 func mulSpec[T Float](out, a, k []T, conjugate bool) {
+	if o, ok := any(out).([]float32); ok {
+		vmath.CMulTo32(o[:len(a)], any(a).([]float32), any(k).([]float32), conjugate)
+		return
+	}
 	k = k[:len(a)]
 	out = out[:len(a)]
 	if conjugate {
 		for i := 0; i < len(a); i += 2 {
 			ar, ai, kr, ki := a[i], a[i+1], k[i], k[i+1]
-			out[i] = ar*kr + ai*ki
-			out[i+1] = ai*kr - ar*ki
+			out[i] = T(ar*kr) + T(ai*ki)
+			out[i+1] = T(ai*kr) - T(ar*ki)
 		}
 		return
 	}
 	for i := 0; i < len(a); i += 2 {
 		ar, ai, kr, ki := a[i], a[i+1], k[i], k[i+1]
-		out[i] = ar*kr - ai*ki
-		out[i+1] = ai*kr + ar*ki
+		out[i] = T(ar*kr) - T(ai*ki)
+		out[i+1] = T(ai*kr) + T(ar*ki)
 	}
 }
 
