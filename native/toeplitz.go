@@ -179,6 +179,22 @@ func mulSpec[T Float](out, a, k []T, conjugate bool) {
 	}
 }
 
+// mulSpecAdd adds a ⊙ conj(k) to out, for spectra stored as (re, im)
+// pairs, each product rounded before the sums (vmath.CMulAdd32 for
+// float32).
+func mulSpecAdd[T Float](out, a, k []T) {
+	if o, ok := any(out).([]float32); ok {
+		vmath.CMulAdd32(o, any(a).([]float32), any(k).([]float32), true)
+		return
+	}
+	a, k = a[:len(out)], k[:len(out)]
+	for i := 0; i < len(out); i += 2 {
+		ar, ai, kr, ki := a[i], a[i+1], k[i], k[i+1]
+		out[i] += T(ar*kr) + T(ai*ki)
+		out[i+1] += T(ai*kr) - T(ar*ki)
+	}
+}
+
 // forward returns the products for x (B×n×e) with coefficients coef
 // ((2n−1)×e).
 func (t *toeplitzFFT[T]) forward(x []T, batch int, coef []T) []T {
@@ -252,11 +268,7 @@ func (t *toeplitzFFT[T]) backward(dy []T) []T {
 		for b := 0; b < batch; b++ {
 			d := t.spectrum(t.dys, b)[2*lo*nb : 2*hi*nb]
 			x := t.spectrum(t.xs, b)[2*lo*nb : 2*hi*nb]
-			for i := 0; i < len(seg); i += 2 {
-				dr, di, xr, xi := d[i], d[i+1], x[i], x[i+1]
-				seg[i] += dr*xr + di*xi
-				seg[i+1] += di*xr - dr*xi
-			}
+			mulSpecAdd(seg, d, x)
 		}
 	})
 	sig := bufs[0][0]

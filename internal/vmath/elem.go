@@ -73,3 +73,24 @@ func CMulTo32(dst, a, k []float32, conj bool) {
 		}
 	}
 }
+
+// CMulAdd32 adds a ⊙ k, or a ⊙ conj(k), to dst, for complex vectors stored
+// as (re, im) pairs: each sum of two rounded products as in CMulTo32, then
+// added to dst. len(dst) must be even.
+func CMulAdd32(dst, a, k []float32, conj bool) {
+	if len(dst)%2 != 0 {
+		panic("vmath: CMulAdd32 of an odd length")
+	}
+	a, k = a[:len(dst)], k[:len(dst)]
+	i := cmulAdd32Kernel(dst, a, k, conj)
+	for ; i < len(dst); i += 2 {
+		ar, ai, kr, ki := a[i], a[i+1], k[i], k[i+1]
+		if conj {
+			dst[i] += float32(ar*kr) + float32(ai*ki)
+			dst[i+1] += float32(ai*kr) - float32(ar*ki)
+		} else {
+			dst[i] += float32(ar*kr) - float32(ai*ki)
+			dst[i+1] += float32(ai*kr) + float32(ar*ki)
+		}
+	}
+}

@@ -68,3 +68,14 @@ func cmulTo32Kernel(dst, a, k []float32, conj bool) int {
 	cmulTo32AVX2(&dst[0], &a[0], &k[0], conj, len(dst)/8)
 	return len(dst) &^ 7
 }
+
+//go:noescape
+func cmulAdd32AVX2(dst, a, k *float32, conj bool, blocks int)
+
+func cmulAdd32Kernel(dst, a, k []float32, conj bool) int {
+	if !haveAVX2 || len(dst) < 8 {
+		return 0
+	}
+	cmulAdd32AVX2(&dst[0], &a[0], &k[0], conj, len(dst)/8)
+	return len(dst) &^ 7
+}

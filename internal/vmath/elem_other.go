@@ -8,3 +8,5 @@ func scaleTo32Kernel(dst, a []float32, s float32) int                           
 func scaleSubTo32Kernel(dst, g []float32, r float32, x []float32, c float32) int { return 0 }
 func siluGradMulTo32Kernel(dst, dy, x, s []float32) int                          { return 0 }
 func cmulTo32Kernel(dst, a, k []float32, conj bool) int                          { return 0 }
+
+func cmulAdd32Kernel(dst, a, k []float32, conj bool) int { return 0 }

@@ -3,6 +3,7 @@ package vmath
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -53,6 +54,22 @@ func TestElementwise32(t *testing.T) {
 				}
 				return float32(a[j+1]*b[j]) - float32(a[j]*b[j+1])
 			}},
+		{"CMulAdd32", func(dst, a, b, x []float32) { copy(dst, x); CMulAdd32(dst, a, b, false) },
+			func(i int, a, b, x []float32) float32 {
+				j := i &^ 1
+				if i%2 == 0 {
+					return x[i] + (float32(a[j]*b[j]) - float32(a[j+1]*b[j+1]))
+				}
+				return x[i] + (float32(a[j+1]*b[j]) + float32(a[j]*b[j+1]))
+			}},
+		{"CMulAdd32/conj", func(dst, a, b, x []float32) { copy(dst, x); CMulAdd32(dst, a, b, true) },
+			func(i int, a, b, x []float32) float32 {
+				j := i &^ 1
+				if i%2 == 0 {
+					return x[i] + (float32(a[j]*b[j]) + float32(a[j+1]*b[j+1]))
+				}
+				return x[i] + (float32(a[j+1]*b[j]) - float32(a[j]*b[j+1]))
+			}},
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, tc := range cases {
@@ -81,6 +98,9 @@ func TestElementwise32(t *testing.T) {
 				if !sameBits32(dst[i], want[i]) {
 					t.Fatalf("%s, n = %d: dst[%d] = %v, scalar %v", tc.name, n, i, dst[i], want[i])
 				}
+			}
+			if strings.HasPrefix(tc.name, "CMulAdd") {
+				continue // dst is an accumulator, not an input
 			}
 			in := append([]float32(nil), a[:n]...) // dst aliasing the first input
 			tc.run(in, in, b, x)
