@@ -231,23 +231,29 @@ func (n *rmsNorm[T]) backward(dy []T) []T {
 // summed in eight interleaved partial sums (element j into sum j mod 8,
 // then the sums added pairwise in a fixed order): eight independent
 // chains of additions instead of one, and the same bits on every run.
+//
+// float32 runs vmath.Dot32 (the eight sums in the lanes of an AVX2
+// register), with the same bits.
 func dot[T Float](a, b []T) T {
+	if x, ok := any(a).([]float32); ok {
+		return T(vmath.Dot32(x, any(b).([]float32)))
+	}
 	b = b[:len(a)]
 	var s0, s1, s2, s3, s4, s5, s6, s7 T
 	j := 0
 	for ; j+8 <= len(a); j += 8 {
 		x, y := a[j:j+8:j+8], b[j:j+8:j+8]
-		s0 += x[0] * y[0]
-		s1 += x[1] * y[1]
-		s2 += x[2] * y[2]
-		s3 += x[3] * y[3]
-		s4 += x[4] * y[4]
-		s5 += x[5] * y[5]
-		s6 += x[6] * y[6]
-		s7 += x[7] * y[7]
+		s0 += T(x[0] * y[0])
+		s1 += T(x[1] * y[1])
+		s2 += T(x[2] * y[2])
+		s3 += T(x[3] * y[3])
+		s4 += T(x[4] * y[4])
+		s5 += T(x[5] * y[5])
+		s6 += T(x[6] * y[6])
+		s7 += T(x[7] * y[7])
 	}
 	for k := j; k < len(a); k++ {
-		p := a[k] * b[k]
+		p := T(a[k] * b[k])
 		switch k - j {
 		case 0:
 			s0 += p
@@ -271,6 +277,9 @@ func dot[T Float](a, b []T) T {
 // sum returns Σ x[j] in the eight interleaved partial sums of dot (the
 // same order, so the same bits on every run).
 func sum[T Float](x []T) T {
+	if v, ok := any(x).([]float32); ok {
+		return T(vmath.Sum32(v))
+	}
 	var s0, s1, s2, s3, s4, s5, s6, s7 T
 	j := 0
 	for ; j+8 <= len(x); j += 8 {

@@ -94,3 +94,40 @@ func CMulAdd32(dst, a, k []float32, conj bool) {
 		}
 	}
 }
+
+// Dot32 returns Σ a[j]·b[j] over the length of a (b must be at least as
+// long) in eight interleaved partial sums: element j goes into sum j mod 8
+// (each product rounded before it is added), and the sums are added as
+// ((s₀ + s₁) + (s₂ + s₃)) + ((s₄ + s₅) + (s₆ + s₇)). The AVX2 kernel keeps
+// the eight sums in the lanes of one register, so the same bits either
+// way.
+func Dot32(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s [8]float32
+	j := dot32Kernel(a, b, &s)
+	for ; j+8 <= len(a); j += 8 {
+		for l := range s {
+			s[l] += float32(a[j+l] * b[j+l])
+		}
+	}
+	for k := j; k < len(a); k++ {
+		s[k-j] += float32(a[k] * b[k])
+	}
+	return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
+}
+
+// Sum32 returns Σ x[j] in the eight interleaved partial sums of Dot32 (the
+// same order, so the same bits with and without AVX2).
+func Sum32(x []float32) float32 {
+	var s [8]float32
+	j := sum32Kernel(x, &s)
+	for ; j+8 <= len(x); j += 8 {
+		for l := range s {
+			s[l] += x[j+l]
+		}
+	}
+	for k := j; k < len(x); k++ {
+		s[k-j] += x[k]
+	}
+	return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
+}

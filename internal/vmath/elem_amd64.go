@@ -79,3 +79,28 @@ func cmulAdd32Kernel(dst, a, k []float32, conj bool) int {
 	cmulAdd32AVX2(&dst[0], &a[0], &k[0], conj, len(dst)/8)
 	return len(dst) &^ 7
 }
+
+//go:noescape
+func dot32AVX2(a, b *float32, blocks int, lanes *[8]float32)
+
+//go:noescape
+func sum32AVX2(x *float32, blocks int, lanes *[8]float32)
+
+// dot32Kernel sets the eight partial sums of Dot32 over the first multiple
+// of eight elements and returns how many it did (0 without AVX2).
+func dot32Kernel(a, b []float32, s *[8]float32) int {
+	if !haveAVX2 || len(a) < 8 {
+		return 0
+	}
+	dot32AVX2(&a[0], &b[0], len(a)/8, s)
+	return len(a) &^ 7
+}
+
+// sum32Kernel is dot32Kernel for Sum32.
+func sum32Kernel(x []float32, s *[8]float32) int {
+	if !haveAVX2 || len(x) < 8 {
+		return 0
+	}
+	sum32AVX2(&x[0], len(x)/8, s)
+	return len(x) &^ 7
+}

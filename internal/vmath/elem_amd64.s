@@ -174,3 +174,39 @@ caloop:
 	JNZ  caloop
 	VZEROUPPER
 	RET
+
+// func dot32AVX2(a, b *float32, blocks int, lanes *[8]float32)
+// lanes[l] = Σ over blocks of a[8i+l]·b[8i+l], in block order (one chain
+// per lane: the partial sums of Dot32).
+TEXT ·dot32AVX2(SB), NOSPLIT, $0-32
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DX
+	MOVQ blocks+16(FP), CX
+	MOVQ lanes+24(FP), DI
+	VXORPS Y0, Y0, Y0
+dotloop:
+	VMOVUPS (SI), Y1
+	VMULPS  (DX), Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	ADDQ $32, SI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ  dotloop
+	VMOVUPS Y0, (DI)
+	VZEROUPPER
+	RET
+
+// func sum32AVX2(x *float32, blocks int, lanes *[8]float32)
+TEXT ·sum32AVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ blocks+8(FP), CX
+	MOVQ lanes+16(FP), DI
+	VXORPS Y0, Y0, Y0
+sumloop:
+	VADDPS  (SI), Y0, Y0
+	ADDQ $32, SI
+	DECQ CX
+	JNZ  sumloop
+	VMOVUPS Y0, (DI)
+	VZEROUPPER
+	RET

@@ -10,3 +10,6 @@ func siluGradMulTo32Kernel(dst, dy, x, s []float32) int                         
 func cmulTo32Kernel(dst, a, k []float32, conj bool) int                          { return 0 }
 
 func cmulAdd32Kernel(dst, a, k []float32, conj bool) int { return 0 }
+
+func dot32Kernel(a, b []float32, s *[8]float32) int { return 0 }
+func sum32Kernel(x []float32, s *[8]float32) int    { return 0 }

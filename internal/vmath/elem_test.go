@@ -142,3 +142,55 @@ func BenchmarkSiLUGradMulTo32(b *testing.B) {
 		SiLUGradMulTo32(dst, dy, x, s)
 	}
 }
+
+// TestDot32Sum32 checks Dot32 and Sum32 bit for bit against the eight
+// interleaved partial sums written out element by element, for lengths
+// around the blocks of eight, with infinities and NaN in some inputs, and
+// against float64 sums within the error bound of the summation.
+func TestDot32Sum32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	ref := func(n int, term func(j int) float32) float32 {
+		var s [8]float32
+		for j := 0; j < n; j++ {
+			s[j%8] += term(j)
+		}
+		return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
+	}
+	for _, n := range []int{0, 1, 5, 7, 8, 9, 15, 16, 17, 63, 64, 100, 1000} {
+		for _, special := range []bool{false, true} {
+			a, b := make([]float32, n), make([]float32, n+3)
+			for i := range a {
+				a[i] = float32(rng.NormFloat64())
+			}
+			for i := range b {
+				b[i] = float32(rng.NormFloat64())
+			}
+			if special && n > 9 {
+				a[3], b[9] = float32(math.Inf(1)), float32(math.NaN())
+			}
+			d := Dot32(a, b)
+			if w := ref(n, func(j int) float32 { return float32(a[j] * b[j]) }); !sameBits32(d, w) {
+				t.Fatalf("n = %d: Dot32 = %v, partial sums %v", n, d, w)
+			}
+			s := Sum32(a)
+			if w := ref(n, func(j int) float32 { return a[j] }); !sameBits32(s, w) {
+				t.Fatalf("n = %d: Sum32 = %v, partial sums %v", n, s, w)
+			}
+			if special {
+				continue
+			}
+			var ed, es, ad, as float64
+			for j := range a {
+				ed += float64(a[j]) * float64(b[j])
+				ad += math.Abs(float64(a[j]) * float64(b[j]))
+				es += float64(a[j])
+				as += math.Abs(float64(a[j]))
+			}
+			// |error| ≤ (n/8 + 4)·u·Σ|terms| (+ the products' rounding), u = 2⁻²⁴.
+			tol := float64(n/8+5) * 0x1p-24
+			if math.Abs(float64(d)-ed) > tol*ad || math.Abs(float64(s)-es) > tol*as {
+				t.Fatalf("n = %d: Dot32 %v (exact %v), Sum32 %v (exact %v)", n, d, ed, s, es)
+			}
+		}
+	}
+}
