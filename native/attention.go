@@ -683,10 +683,7 @@ func (a *Attention[T]) softmaxBackward(s *headScratch[T], z int) {
 				clear(drow)
 				continue
 			}
-			pd := dot(drow[:hi], prow)
-			for j, x := range drow {
-				drow[j] = prow[j] * (x - pd)
-			}
+			subMulTo(drow, drow, dot(drow[:hi], prow), prow)
 		}
 		gemm(false, false, r1-r0, dh, width, sc, dp[r0*L:], L, k, dh, 0, dq[r0*dh:], dh)
 		gemm(true, false, width, dh, r1-r0, sc, dp[r0*L:], L, q[r0*dh:], dh, 1, dk, dh)

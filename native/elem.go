@@ -68,3 +68,27 @@ func siluGradMulTo[T Float](dst, dy, x, s []T) {
 		dst[i] = dy[i] * siluGrad(x[i], s[i])
 	}
 }
+
+// addConst sets dst[i] = a[i] + c.
+func addConst[T Float](dst, a []T, c T) {
+	if d, ok := any(dst).([]float32); ok {
+		vmath.AddConst32(d, any(a).([]float32), float32(c))
+		return
+	}
+	a = a[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] + c
+	}
+}
+
+// subMulTo sets dst[i] = (a[i] − c)·p[i].
+func subMulTo[T Float](dst, a []T, c T, p []T) {
+	if d, ok := any(dst).([]float32); ok {
+		vmath.SubMulTo32(d, any(a).([]float32), float32(c), any(p).([]float32))
+		return
+	}
+	a, p = a[:len(dst)], p[:len(dst)]
+	for i := range dst {
+		dst[i] = (a[i] - c) * p[i]
+	}
+}

@@ -340,15 +340,9 @@ func softmaxRow[T Float](row []T) {
 			m0 = v
 		}
 	}
-	mx := max(m0, m1, m2, m3)
-	for j := range row {
-		row[j] -= mx
-	}
+	addConst(row, row, -max(m0, m1, m2, m3)) // x + (−m) is x − m, bit for bit
 	expSlice(row)
-	inv := 1 / sum(row)
-	for j := range row {
-		row[j] *= inv
-	}
+	scaleTo(row, row, 1/sum(row))
 }
 
 // activation is an element-wise non-linearity with its derivative.

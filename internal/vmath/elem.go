@@ -131,3 +131,21 @@ func Sum32(x []float32) float32 {
 	}
 	return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
 }
+
+// AddConst32 sets dst[i] = a[i] + c.
+func AddConst32(dst, a []float32, c float32) {
+	a = a[:len(dst)]
+	i := addConst32Kernel(dst, a, c)
+	for ; i < len(dst); i++ {
+		dst[i] = a[i] + c
+	}
+}
+
+// SubMulTo32 sets dst[i] = (a[i] − c)·p[i].
+func SubMulTo32(dst, a []float32, c float32, p []float32) {
+	a, p = a[:len(dst)], p[:len(dst)]
+	i := subMulTo32Kernel(dst, a, c, p)
+	for ; i < len(dst); i++ {
+		dst[i] = (a[i] - c) * p[i]
+	}
+}

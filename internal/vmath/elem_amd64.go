@@ -104,3 +104,25 @@ func sum32Kernel(x []float32, s *[8]float32) int {
 	sum32AVX2(&x[0], len(x)/8, s)
 	return len(x) &^ 7
 }
+
+//go:noescape
+func addConst32AVX2(dst, a *float32, c float32, blocks int)
+
+//go:noescape
+func subMulTo32AVX2(dst, a *float32, c float32, p *float32, blocks int)
+
+func addConst32Kernel(dst, a []float32, c float32) int {
+	if !haveAVX2 || len(dst) < 8 {
+		return 0
+	}
+	addConst32AVX2(&dst[0], &a[0], c, len(dst)/8)
+	return len(dst) &^ 7
+}
+
+func subMulTo32Kernel(dst, a []float32, c float32, p []float32) int {
+	if !haveAVX2 || len(dst) < 8 {
+		return 0
+	}
+	subMulTo32AVX2(&dst[0], &a[0], c, &p[0], len(dst)/8)
+	return len(dst) &^ 7
+}

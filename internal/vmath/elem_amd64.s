@@ -210,3 +210,40 @@ sumloop:
 	VMOVUPS Y0, (DI)
 	VZEROUPPER
 	RET
+
+// func addConst32AVX2(dst, a *float32, c float32, blocks int)
+TEXT ·addConst32AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	VBROADCASTSS c+16(FP), Y1
+	MOVQ blocks+24(FP), CX
+acloop:
+	VADDPS  (SI), Y1, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	DECQ CX
+	JNZ  acloop
+	VZEROUPPER
+	RET
+
+// func subMulTo32AVX2(dst, a *float32, c float32, p *float32, blocks int)
+// dst = (a − c)·p.
+TEXT ·subMulTo32AVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	VBROADCASTSS c+16(FP), Y1
+	MOVQ p+24(FP), DX
+	MOVQ blocks+32(FP), CX
+smloop:
+	VMOVUPS (SI), Y0
+	VSUBPS  Y1, Y0, Y0
+	VMULPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ  smloop
+	VZEROUPPER
+	RET

@@ -13,3 +13,6 @@ func cmulAdd32Kernel(dst, a, k []float32, conj bool) int { return 0 }
 
 func dot32Kernel(a, b []float32, s *[8]float32) int { return 0 }
 func sum32Kernel(x []float32, s *[8]float32) int    { return 0 }
+
+func addConst32Kernel(dst, a []float32, c float32) int              { return 0 }
+func subMulTo32Kernel(dst, a []float32, c float32, p []float32) int { return 0 }

@@ -70,6 +70,10 @@ func TestElementwise32(t *testing.T) {
 				}
 				return x[i] + (float32(a[j+1]*b[j]) - float32(a[j]*b[j+1]))
 			}},
+		{"AddConst32", func(dst, a, _, _ []float32) { AddConst32(dst, a, c) },
+			func(i int, a, _, _ []float32) float32 { return a[i] + c }},
+		{"SubMulTo32", func(dst, a, b, _ []float32) { SubMulTo32(dst, a, r, b) },
+			func(i int, a, b, _ []float32) float32 { return (a[i] - r) * b[i] }},
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, tc := range cases {
