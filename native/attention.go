@@ -346,9 +346,7 @@ func (a *Attention[T]) backOutput(dy []T) {
 			if train {
 				pb := part[d*d:]
 				for l := 0; l < L; l++ {
-					for j, v := range dyb[l*d : (l+1)*d] {
-						pb[j] += v
-					}
+					addTo(pb, dyb[l*d:(l+1)*d])
 				}
 			}
 		}
@@ -357,12 +355,8 @@ func (a *Attention[T]) backOutput(dy []T) {
 			return
 		}
 		part := a.gs.parts[worker][:d*d+d]
-		for i, v := range part[:d*d] {
-			a.Wo.Grad[i] += v
-		}
-		for j, v := range part[d*d:] {
-			a.Bo.Grad[j] += v
-		}
+		addTo(a.Wo.Grad[:d*d], part[:d*d])
+		addTo(a.Bo.Grad[:d], part[d*d:])
 	})
 }
 
@@ -398,9 +392,7 @@ func (a *Attention[T]) backInput() {
 					gemm(true, false, d, dh, L, 1, xb, d, g, dh, 0, pw[h*dh:], d)
 					ph := pb[h*dh : (h+1)*dh]
 					for l := 0; l < L; l++ {
-						for j, v := range g[l*dh : (l+1)*dh] {
-							ph[j] += v
-						}
+						addTo(ph, g[l*dh:(l+1)*dh])
 					}
 				}
 			}
@@ -411,12 +403,8 @@ func (a *Attention[T]) backInput() {
 		}
 		part := a.gs.parts[worker][:3*block]
 		for i, pr := range prs {
-			for k, v := range part[i*block : i*block+d*d] {
-				pr.w.Grad[k] += v
-			}
-			for j, v := range part[i*block+d*d : (i+1)*block] {
-				pr.c.Grad[j] += v
-			}
+			addTo(pr.w.Grad[:d*d], part[i*block:i*block+d*d])
+			addTo(pr.c.Grad[:d], part[i*block+d*d:(i+1)*block])
 		}
 	})
 }

@@ -212,8 +212,6 @@ func rowGELUForward[T Float](y, dg, h []T, n, w int) {
 // rowMul sets dst = a ⊙ b elementwise (n rows of width w).
 func rowMul[T Float](dst, a, b []T, n, w int) {
 	parallel.Chunks(n, mixRowChunk, func(_, lo, hi int) {
-		for i := lo * w; i < hi*w; i++ {
-			dst[i] = a[i] * b[i]
-		}
+		mulTo(dst[lo*w:hi*w], a[lo*w:hi*w], b[lo*w:hi*w])
 	})
 }

@@ -143,14 +143,9 @@ func favorFromProjection[T Float](f, x []T, L, d, m int, rowwise bool) {
 		if rowwise {
 			sh = float64(sliceMax(row))
 		}
-		off := T(sq + sh)
-		for i := range row {
-			row[i] -= off
-		}
+		addConst(row, row, -T(sq+sh)) // x + (−o) is x − o, bit for bit
 		expSlice(row)
-		for i := range row {
-			row[i] *= norm
-		}
+		scaleTo(row, row, norm)
 	}
 }
 
@@ -159,9 +154,7 @@ func favorFromProjection[T Float](f, x []T, L, d, m int, rowwise bool) {
 // constant): with dp = df ⊙ f, dx = dp·ω − (Σᵢ dpᵢ)·x. It overwrites df
 // with dp.
 func favorFeaturesBackward[T Float](dx, df, f, x, omega []T, L, d, m int) {
-	for i, v := range f[:L*m] {
-		df[i] *= v
-	}
+	mulTo(df[:L*m], df, f)
 	gemm(false, false, L, d, m, 1, df, m, omega, d, 0, dx, d)
 	for l := 0; l < L; l++ {
 		var s T
