@@ -53,4 +53,19 @@
 // gradients; MulAdd32 (dst += a·b, eight at a time: a rounded product,
 // then a rounded sum, no fused multiply-add, so the scalar loop's bits)
 // runs SKI-TNN's sparse convolution.
+//
+// # Element-wise kernels
+//
+// The engine's other element-wise passes over rows, eight float32 at a
+// time with AVX2 (elem.go): MulTo32 (a·b), AddTo32 (a + b), ScaleTo32
+// (a·s), AddConst32 (a + c), SubMulTo32 ((a − c)·p), ScaleSubTo32
+// (r·g − c·x), SiLUGradMulTo32 (dy·σ·(1 + x·(1 − σ)), the gradient
+// through SiLU), CMulTo32 and CMulAdd32 (products of interleaved complex
+// spectra, conjugated or not, by duplicate-and-swap and VADDSUBPS), Dot32
+// and Sum32 (eight interleaved partial sums, element j into sum j mod 8,
+// then ((s₀ + s₁) + (s₂ + s₃)) + ((s₄ + s₅) + (s₆ + s₇)); the eight sums are
+// the lanes of one register). Every kernel rounds as its scalar form does,
+// in the same order, with no fused multiply-add, so the same bits on every
+// CPU; the scalar forms finish the tails and run where AVX2 is missing
+// (TestElementwise32, TestDot32Sum32).
 package vmath
