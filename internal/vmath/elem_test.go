@@ -122,7 +122,14 @@ func TestElementwise32(t *testing.T) {
 func TestElementwise32Panics(t *testing.T) {
 	for name, f := range map[string]func(){
 		"short input": func() { MulTo32(make([]float32, 9), make([]float32, 9), make([]float32, 8)) },
-		"odd complex": func() { CMulTo32(make([]float32, 9), make([]float32, 9), make([]float32, 9), false) },
+		"odd complex": func() {
+			//lint:ignore SA5012 the odd length is the point: it must panic
+			CMulTo32(make([]float32, 9), make([]float32, 9), make([]float32, 9), false)
+		},
+		"odd complex sum": func() {
+			//lint:ignore SA5012 the odd length is the point: it must panic
+			CMulAdd32(make([]float32, 9), make([]float32, 9), make([]float32, 9), true)
+		},
 	} {
 		func() {
 			defer func() {
