@@ -33,6 +33,10 @@
 #                (LRA's length window 500 < L < 2000, about an hour each on
 #                two cores)
 #
+# Every JSON report is written to FILE.tmp and renamed into place when its
+# run ends (report below): a report file is whole or absent, never the
+# half-written output of a run still going or stopped.
+#
 # Sizes are environment variables (defaults: what a shared 2-core CPU trains
 # in tens of minutes on GoMLX's pure-Go backend); the same commands scale up
 # unchanged, e.g. L=2000 WIDTH=128 DEPTH=4 STEPS=5000 on an XLA backend
@@ -58,15 +62,24 @@ if [ -z "$kk" ]; then
 fi
 common=(--length "$L" --width "$WIDTH" --depth "$DEPTH" --batch "$BATCH" --lr "$LR" --warmup "$WARMUP"
   --weight-decay 0.01 --n-train "$NTRAIN" --n-eval 200 --n-test 500 --seed "$SEED" --eval-every 100)
+# report FILE CMD...: runs CMD (a train --json) with its standard output in
+# FILE.tmp and renames that into FILE when CMD succeeds, so FILE is either
+# a whole report or absent (a run that stops leaves no half report).
+report() {
+  local f=$1
+  shift
+  "$@" > "$f.tmp"
+  mv "$f.tmp" "$f"
+}
 [ -n "$BACKEND" ] && common+=(--backend "$BACKEND")
 [ -n "$MAXMEM" ] && common+=(--max-memory "$MAXMEM")
 case "$what" in
 listops)
   for m in ${MODELS:-tnn ski-tnn fd-tnn performer transformer hrf}; do
     echo "== $m"
-    /usr/bin/time -f "wall %e s" "$kk" train --task listops --model "$m" --steps "$STEPS" "${common[@]}" \
-      --ski-rank 32 --ski-filter 16 --features 32 --redraw 100 \
-      --plot "$out/listops-$m.png" --json > "$out/listops-$m.json"
+    report "$out/listops-$m.json" /usr/bin/time -f "wall %e s" "$kk" train --task listops --model "$m" \
+      --steps "$STEPS" "${common[@]}" --ski-rank 32 --ski-filter 16 --features 32 --redraw 100 \
+      --plot "$out/listops-$m.png" --json
   done
   ;;
 long)
@@ -82,12 +95,12 @@ long)
         continue
       fi
       echo "== $m$tag seed $seed"
-      "$kk" train --task listops --model "$m" --length "$L" --width "$W" --depth "${DEPTH_LONG:-4}" \
+      report "$run.json" "$kk" train --task listops --model "$m" --length "$L" --width "$W" --depth "${DEPTH_LONG:-4}" \
         --batch "${BATCH_LONG:-32}" --steps "${STEPS_LONG:-5000}" --lr "${LR_LONG:-1e-3}" --warmup "${WARMUP_LONG:-250}" \
         --weight-decay 0.01 --n-train "${NTRAIN_LONG:-40000}" --n-eval 500 --n-test 2000 --seed "$seed" \
         --eval-every "${EVAL:-250}" --checkpoint "$run.ckpt" --checkpoint-every 100 \
         --ski-rank 32 --ski-filter 16 --features 32 --redraw 100 \
-        --plot "$run.png" --json > "$run.json" 2>> "$run.log"
+        --plot "$run.png" --json 2>> "$run.log"
       echo "load $(cut -d' ' -f1-3 /proc/loadavg)"
     done
   done
@@ -102,19 +115,19 @@ adapters)
   keq=$(( (M * WIDTH + WIDTH) / (2 * WIDTH + 1) ))
   k3=$(( (3 * (M + 1) * WIDTH - WIDTH + WIDTH) / (2 * WIDTH + 1) ))
   echo "== pre-train transformer on listops (seed $SEED); bottleneck k = $keq (equal) and $k3 (3x) against SNNK M = $M"
-  "$kk" train --task listops --model transformer --steps "$STEPS" "${common[@]}" \
-    --checkpoint "$out/pretrained.ckpt" --json > "$out/pretrain.json"
+  report "$out/pretrain.json" "$kk" train --task listops --model transformer --steps "$STEPS" "${common[@]}" \
+    --checkpoint "$out/pretrained.ckpt" --json
   for seed in ${SEEDS:-1 2 3}; do
     echo "== seed $seed: fine-tune on recall, classifier only, then with adapters"
     ft=(--task recall --pairs 4 --model transformer --steps "$STEPS" "${common[@]}" --seed "$seed"
       --init-from "$out/pretrained.ckpt" --freeze)
-    "$kk" train "${ft[@]}" --json > "$out/finetune-head-s$seed.json"
-    "$kk" train "${ft[@]}" --adapter bottleneck --adapter-size "$keq" --json > "$out/finetune-bottleneck$keq-s$seed.json"
-    "$kk" train "${ft[@]}" --adapter bottleneck --adapter-size "$k3" --json > "$out/finetune-bottleneck$k3-s$seed.json"
-    "$kk" train "${ft[@]}" --adapter snnk --adapter-size "$M" --adapter-seed "$seed" --json > "$out/finetune-snnk-s$seed.json"
+    report "$out/finetune-head-s$seed.json" "$kk" train "${ft[@]}" --json
+    report "$out/finetune-bottleneck$keq-s$seed.json" "$kk" train "${ft[@]}" --adapter bottleneck --adapter-size "$keq" --json
+    report "$out/finetune-bottleneck$k3-s$seed.json" "$kk" train "${ft[@]}" --adapter bottleneck --adapter-size "$k3" --json
+    report "$out/finetune-snnk-s$seed.json" "$kk" train "${ft[@]}" --adapter snnk --adapter-size "$M" --adapter-seed "$seed" --json
   done
   echo "== reference: full training on recall"
-  "$kk" train --task recall --pairs 4 --model transformer --steps "$STEPS" "${common[@]}" --json > "$out/recall-full.json"
+  report "$out/recall-full.json" "$kk" train --task recall --pairs 4 --model transformer --steps "$STEPS" "${common[@]}" --json
   ;;
 analog)
   # The analog paper's attention on chip (Table I): a performer trained on
@@ -129,14 +142,14 @@ analog)
   data=${ANALOG_DATA:-$out/data}
   if [ -z "${ANALOG_CKPT:-}" ]; then
     echo "== train performer (L=$L, width $WIDTH, depth $DEPTH, $STEPS steps)"
-    "$kk" train --task listops --model performer --steps "$STEPS" "${common[@]}" --features "${FEATURES:-32}" \
-      --redraw 100 --checkpoint "$ck" --checkpoint-every 100 --n-test "${NTEST:-2000}" --write-data "$data" \
-      --json > "$out/analog-train.json"
+    report "$out/analog-train.json" "$kk" train --task listops --model performer --steps "$STEPS" "${common[@]}" \
+      --features "${FEATURES:-32}" --redraw 100 --checkpoint "$ck" --checkpoint-every 100 \
+      --n-test "${NTEST:-2000}" --write-data "$data" --json
   fi
   ev=(--evaluate --checkpoint "$ck" --train "$data/listops_train.tsv" --test "$data/listops_test.tsv" --max-memory 16GiB)
-  "$kk" train "${ev[@]}" --analog ideal --json > "$out/analog-ideal.json"
+  report "$out/analog-ideal.json" "$kk" train "${ev[@]}" --analog ideal --json
   for s in ${ANALOG_SEEDS:-1 2 3 4 5}; do
-    "$kk" train "${ev[@]}" --analog pcm --analog-seed "$s" --json > "$out/analog-pcm-s$s.json"
+    report "$out/analog-pcm-s$s.json" "$kk" train "${ev[@]}" --analog pcm --analog-seed "$s" --json
   done
   echo "load $(cut -d' ' -f1-3 /proc/loadavg)"
   ;;
