@@ -1,8 +1,9 @@
 package vmath
 
-// The element-wise float32 kernels below take n = len(dst) elements; their
-// inputs must be at least as long (they panic otherwise) and may be dst
-// itself. Each runs eight elements at a time with AVX2 where the CPU has
+// The element-wise float32 kernels below take n = len(dst) elements (the
+// sums Dot32 and Sum32: the length of their first argument); their inputs
+// must be at least as long (they panic otherwise) and may be dst itself,
+// except where a kernel adds into dst. Each runs eight elements at a time with AVX2 where the CPU has
 // it and finishes with its scalar form. Both forms perform the same
 // roundings in the same order (each product is rounded before it is added:
 // no fused multiply-add, which the scalar forms forbid by their explicit
