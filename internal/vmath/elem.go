@@ -59,40 +59,32 @@ func SiLUGradMulTo32(dst, dy, x, s []float32) {
 // vectors stored as (re, im) pairs: re = ar·kr − ai·ki and im = ai·kr +
 // ar·ki (re = ar·kr + ai·ki and im = ai·kr − ar·ki for the conjugate),
 // each product rounded. len(dst) must be even.
-func CMulTo32(dst, a, k []float32, conj bool) {
-	if len(dst)%2 != 0 {
-		panic("vmath: CMulTo32 of an odd length")
-	}
-	a, k = a[:len(dst)], k[:len(dst)]
-	i := cmulTo32Kernel(dst, a, k, conj)
-	for ; i < len(dst); i += 2 {
-		ar, ai, kr, ki := a[i], a[i+1], k[i], k[i+1]
-		if conj {
-			dst[i], dst[i+1] = float32(ar*kr)+float32(ai*ki), float32(ai*kr)-float32(ar*ki)
-		} else {
-			dst[i], dst[i+1] = float32(ar*kr)-float32(ai*ki), float32(ai*kr)+float32(ar*ki)
-		}
-	}
-}
+func CMulTo32(dst, a, k []float32, conj bool) { cmul32(dst, a, k, conj, false) }
 
 // CMulAdd32 adds a ⊙ k, or a ⊙ conj(k), to dst, for complex vectors stored
 // as (re, im) pairs: each sum of two rounded products as in CMulTo32, then
 // added to dst. len(dst) must be even.
-func CMulAdd32(dst, a, k []float32, conj bool) {
+func CMulAdd32(dst, a, k []float32, conj bool) { cmul32(dst, a, k, conj, true) }
+
+// cmul32 is CMulTo32 (add false) and CMulAdd32 (add true).
+func cmul32(dst, a, k []float32, conj, add bool) {
 	if len(dst)%2 != 0 {
-		panic("vmath: CMulAdd32 of an odd length")
+		panic("vmath: complex product of an odd length")
 	}
 	a, k = a[:len(dst)], k[:len(dst)]
-	i := cmulAdd32Kernel(dst, a, k, conj)
+	i := cmul32Kernel(dst, a, k, conj, add)
 	for ; i < len(dst); i += 2 {
 		ar, ai, kr, ki := a[i], a[i+1], k[i], k[i+1]
+		var re, im float32
 		if conj {
-			dst[i] += float32(ar*kr) + float32(ai*ki)
-			dst[i+1] += float32(ai*kr) - float32(ar*ki)
+			re, im = float32(ar*kr)+float32(ai*ki), float32(ai*kr)-float32(ar*ki)
 		} else {
-			dst[i] += float32(ar*kr) - float32(ai*ki)
-			dst[i+1] += float32(ai*kr) + float32(ar*ki)
+			re, im = float32(ar*kr)-float32(ai*ki), float32(ai*kr)+float32(ar*ki)
 		}
+		if add {
+			re, im = dst[i]+re, dst[i+1]+im
+		}
+		dst[i], dst[i+1] = re, im
 	}
 }
 

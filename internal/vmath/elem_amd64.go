@@ -16,7 +16,7 @@ func scaleSubTo32AVX2(dst, u *float32, r float32, v *float32, c float32, blocks 
 func siluGradMulTo32AVX2(dst, dy, x, s *float32, blocks int)
 
 //go:noescape
-func cmulTo32AVX2(dst, a, k *float32, conj bool, blocks int)
+func cmul32AVX2(dst, a, k *float32, conj, add bool, blocks int)
 
 // The kernels below do the first multiple of eight elements with AVX2 and
 // return how many they did (0 without AVX2).
@@ -61,22 +61,11 @@ func siluGradMulTo32Kernel(dst, dy, x, s []float32) int {
 	return len(dst) &^ 7
 }
 
-func cmulTo32Kernel(dst, a, k []float32, conj bool) int {
+func cmul32Kernel(dst, a, k []float32, conj, add bool) int {
 	if !haveAVX2 || len(dst) < 8 {
 		return 0
 	}
-	cmulTo32AVX2(&dst[0], &a[0], &k[0], conj, len(dst)/8)
-	return len(dst) &^ 7
-}
-
-//go:noescape
-func cmulAdd32AVX2(dst, a, k *float32, conj bool, blocks int)
-
-func cmulAdd32Kernel(dst, a, k []float32, conj bool) int {
-	if !haveAVX2 || len(dst) < 8 {
-		return 0
-	}
-	cmulAdd32AVX2(&dst[0], &a[0], &k[0], conj, len(dst)/8)
+	cmul32AVX2(&dst[0], &a[0], &k[0], conj, add, len(dst)/8)
 	return len(dst) &^ 7
 }
 

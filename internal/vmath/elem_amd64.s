@@ -106,15 +106,17 @@ sgloop:
 	VZEROUPPER
 	RET
 
-// func cmulTo32AVX2(dst, a, k *float32, conj bool, blocks int)
+// func cmul32AVX2(dst, a, k *float32, conj, add bool, blocks int)
 // Four complex products a step: p = a·(kr, kr), q = swap(a)·(ki, ki), then
 // (p₀ − q₀, p₁ + q₁) by VADDSUBPS; for the conjugate q is negated first
-// (exact), giving (p₀ + q₀, p₁ − q₁).
-TEXT ·cmulTo32AVX2(SB), NOSPLIT, $0-40
+// (exact), giving (p₀ + q₀, p₁ − q₁). With add the products are added to
+// dst instead of stored.
+TEXT ·cmul32AVX2(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ k+16(FP), DX
 	MOVBLZX conj+24(FP), BX
+	MOVBLZX add+25(FP), R8
 	MOVQ blocks+32(FP), CX
 	VXORPS Y8, Y8, Y8
 	TESTQ BX, BX
@@ -132,46 +134,16 @@ cmloop:
 	VMULPS    Y3, Y4, Y6
 	VXORPS    Y8, Y6, Y6
 	VADDSUBPS Y6, Y5, Y5
+	TESTQ     R8, R8
+	JZ        cmstore
+	VADDPS    (DI), Y5, Y5
+cmstore:
 	VMOVUPS   Y5, (DI)
 	ADDQ $32, DI
 	ADDQ $32, SI
 	ADDQ $32, DX
 	DECQ CX
 	JNZ  cmloop
-	VZEROUPPER
-	RET
-
-// func cmulAdd32AVX2(dst, a, k *float32, conj bool, blocks int)
-// dst += a ⊙ k (or a ⊙ conj(k)), the products as in cmulTo32AVX2.
-TEXT ·cmulAdd32AVX2(SB), NOSPLIT, $0-40
-	MOVQ dst+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ k+16(FP), DX
-	MOVBLZX conj+24(FP), BX
-	MOVQ blocks+32(FP), CX
-	VXORPS Y8, Y8, Y8
-	TESTQ BX, BX
-	JZ   caloop
-	MOVL $0x80000000, AX
-	VMOVD AX, X8
-	VBROADCASTSS X8, Y8
-caloop:
-	VMOVUPS   (SI), Y0
-	VMOVUPS   (DX), Y1
-	VMOVSLDUP Y1, Y2
-	VMOVSHDUP Y1, Y3
-	VPERMILPS $0xB1, Y0, Y4
-	VMULPS    Y2, Y0, Y5
-	VMULPS    Y3, Y4, Y6
-	VXORPS    Y8, Y6, Y6
-	VADDSUBPS Y6, Y5, Y5
-	VADDPS    (DI), Y5, Y5
-	VMOVUPS   Y5, (DI)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, DX
-	DECQ CX
-	JNZ  caloop
 	VZEROUPPER
 	RET
 
