@@ -25,13 +25,16 @@
 #            goes on with the next. Defaults: L_LONG=512 WIDTH_LONG=64
 #            DEPTH_LONG=4 BATCH_LONG=32 STEPS_LONG=5000 (LRA's budget of 160k
 #            examples), NTRAIN_LONG=40000, LR_LONG=1e-3, WARMUP_LONG=250,
-#            MODELS=fd-tnn, SEEDS=1, EVAL=250. The runs:
+#            MODELS=fd-tnn, SEEDS=1, EVAL=250. QK_NORM_LONG=R passes
+#            --qk-norm R to the attention kinds (the name gets -qkR). The
+#            issue's runs:
 #              SEEDS="1 2 3" MODELS="fd-tnn ski-tnn tnn"  (and performer,
 #                transformer, hrf with SEEDS=1)
 #              WIDTH_LONG=128 MODELS=fd-tnn              (width 128, one seed)
 #              L_LONG=2000 BATCH_LONG=16 STEPS_LONG=3500 MODELS="fd-tnn ski-tnn"
 #                (LRA's length window 500 < L < 2000, about an hour each on
 #                two cores)
+#              QK_NORM_LONG=2 MODELS=hrf  (HRF with logits r²·cos θ in [-4, 4])
 #
 # Every JSON report is written to FILE.tmp and renamed into place when its
 # run ends (report below): a report file is whole or absent, never the
@@ -87,6 +90,8 @@ long)
   tag=""
   if [ "$L" != 512 ]; then tag+="-L$L"; fi
   if [ "$W" != 64 ]; then tag+="-w$W"; fi
+  qk=()
+  if [ -n "${QK_NORM_LONG:-}" ]; then tag+="-qk$QK_NORM_LONG" qk=(--qk-norm "$QK_NORM_LONG"); fi
   for m in ${MODELS:-fd-tnn}; do
     for seed in ${SEEDS:-1}; do
       run="$out/long-$m$tag-s$seed"
@@ -99,7 +104,7 @@ long)
         --batch "${BATCH_LONG:-32}" --steps "${STEPS_LONG:-5000}" --lr "${LR_LONG:-1e-3}" --warmup "${WARMUP_LONG:-250}" \
         --weight-decay 0.01 --n-train "${NTRAIN_LONG:-40000}" --n-eval 500 --n-test 2000 --seed "$seed" \
         --eval-every "${EVAL:-250}" --checkpoint "$run.ckpt" --checkpoint-every 100 \
-        --ski-rank 32 --ski-filter 16 --features 32 --redraw 100 \
+        --ski-rank 32 --ski-filter 16 --features 32 --redraw 100 ${qk[@]+"${qk[@]}"} \
         --plot "$run.png" --json 2>> "$run.log"
       echo "load $(cut -d' ' -f1-3 /proc/loadavg)"
     done
