@@ -70,18 +70,35 @@ func rowAffineBackward[T Float](gs *gradScratch[T], dx []T, accumulate bool, dy,
 // the chunk size decides the partial sums, so each call site passes a
 // constant.
 func affineBackward[T Float](gs *gradScratch[T], chunk int, dx []T, accumulate bool, dy, x []T, w, b *Param[T], n, in, out int) {
-	grads := w.Trainable
-	if !grads {
-		if dx == nil {
-			return
+	if !w.Trainable && dx == nil {
+		return
+	}
+	var beta T
+	if accumulate {
+		beta = 1
+	}
+	orderedRows(gs, chunk, n, w, b, in, out, func(lo, hi int, part []T) {
+		dyc := dy[lo*out : hi*out]
+		if dx != nil {
+			gemm(false, true, hi-lo, in, out, 1, dyc, out, w.Value, out, beta, dx[lo*in:hi*in], in)
 		}
-		var beta T
-		if accumulate {
-			beta = 1
+		if part != nil {
+			affinePart(part, x[lo*in:hi*in], dyc, hi-lo, in, out)
 		}
-		parallel.Chunks(n, chunk, func(_, lo, hi int) {
-			gemm(false, true, hi-lo, in, out, 1, dy[lo*out:hi*out], out, w.Value, out, beta, dx[lo*in:hi*in], in)
-		})
+	})
+}
+
+// orderedRows runs work(lo, hi, part) on the chunks [lo, hi) of [0, n)
+// on all cores, for the backward pass of an affine map in→out with weight
+// w and bias b (nil: none) that shares w's trainability. When w is
+// trainable, part is the worker's scratch of in·out + out entries, which
+// work sets to the chunk's partial ∂W and ∂b (affinePart); the partials
+// are added to w.Grad and b.Grad in chunk order (parallel.Ordered), so the
+// sums do not depend on scheduling or on the number of cores. Otherwise
+// part is nil and the chunks run in any order.
+func orderedRows[T Float](gs *gradScratch[T], chunk, n int, w, b *Param[T], in, out int, work func(lo, hi int, part []T)) {
+	if !w.Trainable {
+		parallel.Chunks(n, chunk, func(_, lo, hi int) { work(lo, hi, nil) })
 		return
 	}
 	workers := parallel.Workers((n + chunk - 1) / chunk)
@@ -89,21 +106,7 @@ func affineBackward[T Float](gs *gradScratch[T], chunk int, dx []T, accumulate b
 		gs.get(workers, k, in*out+out)
 	}
 	parallel.Ordered(n, chunk, func(worker, lo, hi int) {
-		dyc := dy[lo*out : hi*out]
-		if dx != nil {
-			var beta T
-			if accumulate {
-				beta = 1
-			}
-			gemm(false, true, hi-lo, in, out, 1, dyc, out, w.Value, out, beta, dx[lo*in:hi*in], in)
-		}
-		part := gs.parts[worker][:in*out+out]
-		gemm(true, false, in, out, hi-lo, 1, x[lo*in:hi*in], in, dyc, out, 0, part, out)
-		pb := part[in*out : in*out+out]
-		clear(pb)
-		for r := 0; r < hi-lo; r++ {
-			addTo(pb, dyc[r*out:(r+1)*out])
-		}
+		work(lo, hi, gs.parts[worker][:in*out+out])
 	}, func(worker, _, _ int) {
 		part := gs.parts[worker][:in*out+out]
 		addTo(w.Grad[:in*out], part[:in*out])
@@ -111,6 +114,19 @@ func affineBackward[T Float](gs *gradScratch[T], chunk int, dx []T, accumulate b
 			addTo(b.Grad[:out], part[in*out:])
 		}
 	})
+}
+
+// affinePart sets part to the parameter gradients of an affine map in→out
+// over m rows x (m×in) with output gradient dy (m×out): xᵀ·dy in its
+// first in·out entries, the column sums of dy (added row by row) in its
+// last out.
+func affinePart[T Float](part, x, dy []T, m, in, out int) {
+	gemm(true, false, in, out, m, 1, x, in, dy, out, 0, part, out)
+	pb := part[in*out : in*out+out]
+	clear(pb)
+	for r := 0; r < m; r++ {
+		addTo(pb, dy[r*out:(r+1)*out])
+	}
 }
 
 // addTo adds src to dst element-wise (src at least as long as dst):

@@ -10,6 +10,16 @@ import (
 // SiLU(xW_v + b_v), output (u ⊙ TNO(v))W_o + b_o, the token mixer acting
 // on the expanded width e. The two input maps run as one product
 // (pairLinear): row r of their output holds u's pre-activation, then v's.
+//
+// Only the token mixer couples rows, so the row-local parts on either side
+// of it run gemmChunk rows at a time, each chunk from its product to its
+// element-wise pass while the chunk is in the core's cache: forward the
+// fused input product with both SiLUs, then the gate with the output
+// product; backward the output map's backward with the gate's gradients,
+// then v's SiLU gradient with the input maps' backward. The chunks and
+// their products are those of linear's forward and backward
+// (affineBackward, gemmChunk rows, partial parameter gradients summed in
+// chunk order), so the fusion keeps their bits.
 type gtu[T Float] struct {
 	d, e   int
 	luv    *pairLinear[T]
@@ -17,7 +27,6 @@ type gtu[T Float] struct {
 	tno    Layer[T]
 	su, sv []T // σ of the pre-activations
 	u, v   []T // SiLU outputs
-	g      []T // the gated product
 	t      []T // TNO output (owned by the mixer)
 	duv    []T // gradient of the fused pre-activations (rows×2e)
 	dv     []T
@@ -39,11 +48,21 @@ func (l *gtu[T]) Params() []*Param[T] {
 
 // Forward applies the unit to x (B·L×d).
 func (l *gtu[T]) Forward(x []T, B, L int) []T {
-	rows, e := B*L, l.e
-	uv := l.luv.forward(x, rows)
+	rows, d, e := B*L, l.d, l.e
+	in, out := &l.luv.cat, l.lo
+	l.luv.join()
+	in.x, in.rows = x, rows
+	in.y = grow(in.y, rows*2*e)
 	l.u, l.v = grow(l.u, rows*e), grow(l.v, rows*e)
 	l.su, l.sv = grow(l.su, rows*e), grow(l.sv, rows*e)
-	chunks(rows, rowChunk, func(_, lo, hi int) {
+	wuv, buv, uv := in.w.Value, in.b.Value, in.y
+	chunks(rows, gemmChunk, func(_, lo, hi int) {
+		m := hi - lo
+		c := uv[lo*2*e : hi*2*e]
+		for r := 0; r < m; r++ {
+			copy(c[r*2*e:(r+1)*2*e], buv)
+		}
+		gemm(false, false, m, 2*e, d, 1, x[lo*d:hi*d], d, wuv, 2*e, 1, c, 2*e)
 		for r := lo; r < hi; r++ {
 			o := r * e
 			siluRow(uv[2*o:2*o+e], l.u[o:o+e], l.su[o:o+e])
@@ -51,19 +70,38 @@ func (l *gtu[T]) Forward(x []T, B, L int) []T {
 		}
 	})
 	l.t = l.tno.Forward(l.v, B, L)
-	l.g = grow(l.g, rows*e)
-	chunks(len(l.g), rowChunk*64, func(_, lo, hi int) { mulTo(l.g[lo:hi], l.u[lo:hi], l.t[lo:hi]) })
-	return l.lo.forward(l.g, rows)
+	g := grow(out.x, rows*e)
+	out.x, out.rows = g, rows
+	out.y = grow(out.y, rows*d)
+	chunks(rows, gemmChunk, func(_, lo, hi int) {
+		m := hi - lo
+		mulTo(g[lo*e:hi*e], l.u[lo*e:hi*e], l.t[lo*e:hi*e])
+		y := out.y[lo*d : hi*d]
+		for r := 0; r < m; r++ {
+			copy(y[r*d:(r+1)*d], out.b.Value)
+		}
+		gemm(false, false, m, d, e, 1, g[lo*e:hi*e], e, out.w.Value, d, 1, y, d)
+	})
+	return out.y
 }
 
 // Backward returns the gradient for x.
 func (l *gtu[T]) Backward(dy []T) []T {
-	dg := l.lo.backward(dy)
-	n, e := len(dg), l.e
-	rows := n / e
-	uv := l.luv.cat.y
-	l.duv, l.dv = grow(l.duv, 2*n), grow(l.dv, n)
-	chunks(rows, rowChunk, func(_, lo, hi int) {
+	in, out := &l.luv.cat, l.lo
+	rows, d, e := out.rows, l.d, l.e
+	if len(dy) != rows*d || rows == 0 {
+		panic(fmt.Sprintf("native: GTU output gradient has %d elements, want %d (after Forward)", len(dy), rows*d))
+	}
+	uv, g := in.y, out.x
+	l.duv, l.dv = grow(l.duv, 2*rows*e), grow(l.dv, rows*e)
+	out.dx = grow(out.dx, rows*e)
+	dg := out.dx
+	orderedRows(&out.gs, gemmChunk, rows, out.w, out.b, e, d, func(lo, hi int, part []T) {
+		dyc := dy[lo*d : hi*d]
+		gemm(false, true, hi-lo, e, d, 1, dyc, d, out.w.Value, d, 0, dg[lo*e:hi*e], e)
+		if part != nil {
+			affinePart(part, g[lo*e:hi*e], dyc, hi-lo, e, d)
+		}
 		for r := lo; r < hi; r++ {
 			o := r * e
 			du, up := l.duv[2*o:2*o+e], uv[2*o:2*o+e:2*o+e]
@@ -75,15 +113,29 @@ func (l *gtu[T]) Backward(dy []T) []T {
 		}
 	})
 	dt := l.tno.Backward(l.dv)
-	chunks(rows, rowChunk, func(_, lo, hi int) {
+	train := in.w.Trainable
+	if train {
+		clear(in.w.Grad)
+		clear(in.b.Grad)
+	}
+	in.dx = grow(in.dx, rows*d)
+	orderedRows(&in.gs, gemmChunk, rows, in.w, in.b, d, 2*e, func(lo, hi int, part []T) {
 		for r := lo; r < hi; r++ {
 			o := r * e
 			dv, vp := l.duv[2*o+e:2*o+2*e], uv[2*o+e:2*o+2*e:2*o+2*e]
 			dtr, svr := dt[o:o+e:o+e], l.sv[o:o+e:o+e]
 			siluGradMulTo(dv, dtr, vp, svr)
 		}
+		dc := l.duv[lo*2*e : hi*2*e]
+		gemm(false, true, hi-lo, d, 2*e, 1, dc, 2*e, in.w.Value, 2*e, 0, in.dx[lo*d:hi*d], d)
+		if part != nil {
+			affinePart(part, in.x[lo*d:hi*d], dc, hi-lo, d, 2*e)
+		}
 	})
-	return l.luv.backward(l.duv)
+	if train {
+		l.luv.split()
+	}
+	return in.dx
 }
 
 // glu is the gated linear unit of the TNN block (nn.GLU): (SiLU(xW₁ + b₁)

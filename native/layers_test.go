@@ -208,6 +208,13 @@ func TestGTUAndGLUMatchGoMLX(t *testing.T) {
 			return nn.GTU(x, p, func(v *Node) *Node { return refTNO(t, &cfg, v, ps[6:]) })
 		})
 	}
+	// 3·722 rows around an identity mixer: three row chunks of the GTU's
+	// fused passes, the last one short.
+	g := newGTU("/gtu", 4, 6, Layer[float64](identityMixer[float64]{}), true)
+	checkLayer(t, "gtu/chunks", g, 3, 2*gemmChunk/3+40, 4, func(x *Node, ps []*Node) *Node {
+		p := nn.GTUParams{WU: ps[0], BU: ps[1], WV: ps[2], BV: ps[3], WO: ps[4], BO: ps[5]}
+		return nn.GTU(x, p, func(v *Node) *Node { return v })
+	})
 	glu := func(x *Node, ps []*Node) *Node {
 		return nn.GLU(x, nn.GLUParams{W1: ps[0], B1: ps[1], W2: ps[2], B2: ps[3], W3: ps[4], B3: ps[5]})
 	}

@@ -409,10 +409,12 @@ func geluF(x float64) float64 { return x * (math.Erf(x/math.Sqrt2) + 1) * 0.5 }
 // computed as one map of twice the width: one product of N = out₁ + out₂
 // columns forward, one of K = out₁ + out₂ for ∂x (no sum of two input
 // gradients) and one per row chunk for ∂W. The two maps keep their own
-// parameters (names, checkpoints); forward copies them side by side into
-// the fused weight (in×(out₁+out₂) entries, negligible beside the
-// product) and backward adds the fused gradient back to each. The output
-// row r holds the first map's out₁ entries, then the second's.
+// parameters (names, checkpoints); before forward, join copies them side
+// by side into the fused weight (in×(out₁+out₂) entries, negligible
+// beside the product), and after backward, split adds the fused gradient
+// back to each. The units that use it (GTU, GLU) run the fused map's
+// products themselves, chunk by chunk; its output row r holds the first
+// map's out₁ entries, then the second's.
 type pairLinear[T Float] struct {
 	p, q *linear[T] // the maps' parameters; their buffers are unused
 	cat  linear[T]  // the fused map over rebuilt parameters
@@ -432,12 +434,6 @@ func newPairLinear[T Float](scope, pw, pb, qw, qb string, in, outP, outQ int, tr
 // params lists the first map's weight and bias, then the second's.
 func (l *pairLinear[T]) params() []*Param[T] { return append(l.p.params(), l.q.params()...) }
 
-// forward returns the rows×(out₁+out₂) outputs of both maps for x.
-func (l *pairLinear[T]) forward(x []T, rows int) []T {
-	l.join()
-	return l.cat.forward(x, rows)
-}
-
 // join copies both maps' parameters side by side into the fused map's.
 func (l *pairLinear[T]) join() {
 	a, b, out := l.p.out, l.q.out, l.cat.out
@@ -448,19 +444,6 @@ func (l *pairLinear[T]) join() {
 	}
 	copy(l.cat.b.Value[:a], l.p.b.Value)
 	copy(l.cat.b.Value[a:], l.q.b.Value)
-}
-
-// backward adds both maps' parameter gradients for the output gradient
-// dy (rows×(out₁+out₂), laid out as forward's result) and returns ∂x.
-func (l *pairLinear[T]) backward(dy []T) []T {
-	if !l.cat.w.Trainable {
-		return l.cat.backward(dy)
-	}
-	clear(l.cat.w.Grad)
-	clear(l.cat.b.Grad)
-	dx := l.cat.backward(dy)
-	l.split()
-	return dx
 }
 
 // split adds the fused map's parameter gradients to both maps' Grad.
