@@ -39,51 +39,42 @@ func BenchmarkLinearBackward(b *testing.B) {
 	}
 }
 
-// BenchmarkGLUStep times the GLU of the replication benchmark's shape
-// (width 64, hidden 128, a batch of 32 sequences of 512 = 16384 rows),
-// forward and backward in float32, with its product FLOPs per second.
-func BenchmarkGLUStep(b *testing.B) {
-	const rows, d, h = 32 * 512, 64, 128
-	l := newGLU[float32]("/glu", d, h, true)
+// benchUnitStep times forward and backward of a row-local unit (width
+// d, product FLOPs flops per row and step) on a float32 batch of 32
+// sequences of 512 = 16384 rows, the replication benchmark's shape, with
+// fixed parameter and input values.
+func benchUnitStep(b *testing.B, l Layer[float32], d int, flops float64) {
+	const B, L = 32, 512
 	for k, p := range l.Params() {
 		for i := range p.Value {
 			p.Value[i] = float32((i+k)%11-5) / 16
 		}
 	}
-	x, dy := make([]float32, rows*d), make([]float32, rows*d)
+	x, dy := make([]float32, B*L*d), make([]float32, B*L*d)
 	for i := range x {
 		x[i] = float32(i%7-3) / 4
 		dy[i] = float32(i%5-2) / 4
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		l.Forward(x, rows, 1)
+		l.Forward(x, B, L)
 		l.Backward(dy)
 	}
-	b.ReportMetric(3*2*3*float64(rows*d*h)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	b.ReportMetric(B*L*flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// BenchmarkGLUStep times the GLU of the replication benchmark's shape
+// (width 64, hidden 128), with its product FLOPs per second: 6·d·h a row
+// forward, twice that backward.
+func BenchmarkGLUStep(b *testing.B) {
+	const d, h = 64, 128
+	benchUnitStep(b, newGLU[float32]("/glu", d, h, true), d, 3*2*3*d*h)
 }
 
 // BenchmarkGTUStep times the GTU of the replication benchmark's shape
-// (width 64, expanded width 64, 32 sequences of 512 = 16384 rows),
-// forward and backward in float32 around an identity mixer, with its
-// product FLOPs per second.
+// (width 64, expanded width 64) around an identity mixer, with its
+// product FLOPs per second: 6·d·e a row forward, twice that backward.
 func BenchmarkGTUStep(b *testing.B) {
-	const rows, d, e = 32 * 512, 64, 64
-	l := newGTU[float32]("/gtu", d, e, identityMixer[float32]{}, true)
-	for k, p := range l.Params() {
-		for i := range p.Value {
-			p.Value[i] = float32((i+k)%11-5) / 16
-		}
-	}
-	x, dy := make([]float32, rows*d), make([]float32, rows*d)
-	for i := range x {
-		x[i] = float32(i%7-3) / 4
-		dy[i] = float32(i%5-2) / 4
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		l.Forward(x, 32, 512)
-		l.Backward(dy)
-	}
-	b.ReportMetric(3*2*3*float64(rows*d*e)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	const d, e = 64, 64
+	benchUnitStep(b, newGTU[float32]("/gtu", d, e, identityMixer[float32]{}, true), d, 3*2*3*d*e)
 }
