@@ -38,13 +38,18 @@
 // duplicated or constant features). It is computed from the statistics by
 // the eigendecomposition C = V S Vᵀ (gonum's mat.EigenSym):
 //
-//	w = Σ_i v_i (v_iᵀc) / s_i   over the eigenvalues s_i > ε·D·s_max,
+//	w = Σ_i v_i (v_iᵀc) / s_i   over the eigenvalues s_i > ε·max(D, 16)·s_max,
 //
 // ε = 2⁻⁵² the float64 machine epsilon; eigenvalues at or below the cutoff
 // are treated as zero. The cutoff is the rounding level of the computed
-// eigenvalues of C = ZᵀZ, so it corresponds to dropping singular values of
-// the centred feature matrix below √(ε·D)·σ_max, where lstsq drops those
-// below ε·max(n, D)·σ_max: the two agree wherever the normal equations can
+// eigenvalues of C = ZᵀZ: the eigensolver's backward error is p(D)·ε·s_max
+// with p growing modestly with D and a constant factor that dominates for
+// small D (a feature duplicated among four leaves a null eigenvalue of
+// 0.9·ε·s_max with OpenBLAS's Zen kernels, and other CPUs' kernels round
+// differently), hence the floor of 16, 18 times that. The cutoff
+// corresponds to dropping singular values of the centred feature matrix
+// below √(ε·max(D, 16))·σ_max, where lstsq drops those below
+// ε·max(n, D)·σ_max: the two agree wherever the normal equations can
 // resolve the problem at all, and differ only for features that are
 // linearly dependent to within about 10⁻⁷ relative, which statistics of
 // the form ZᵀZ cannot tell from exactly dependent ones. When C is well

@@ -95,7 +95,8 @@ func solve(s *Stats, zbar, ybar []float64, lambda float64) (*mat.Dense, error) {
 
 // pinvSolve returns w = (c + λI)⁺ cy from the eigendecomposition c = V S Vᵀ:
 // w = Σ v_i (v_iᵀ cy)/(s_i + λ) over the eigenvalues with s_i + λ >
-// ε·D·max_j (s_j + λ), ε the float64 machine epsilon; the other directions,
+// ε·max(D, 16)·max_j (s_j + λ), ε the float64 machine epsilon (the
+// eigensolver's rounding level; the floor: package doc); the other directions,
 // which the computed statistics cannot tell from the null space of C, get
 // zero weight.
 func pinvSolve(c *mat.SymDense, cy *mat.Dense, lambda float64) (*mat.Dense, error) {
@@ -111,7 +112,7 @@ func pinvSolve(c *mat.SymDense, cy *mat.Dense, lambda float64) (*mat.Dense, erro
 	for _, s := range vals {
 		top = math.Max(top, s+lambda)
 	}
-	cut := epsilon * float64(d) * top
+	cut := epsilon * float64(max(d, 16)) * top
 	var ct mat.Dense
 	ct.Mul(v.T(), cy) // D×K
 	for i, s := range vals {

@@ -387,3 +387,46 @@ func TestBadInput(t *testing.T) {
 		t.Error("out-of-range label accepted")
 	}
 }
+
+// TestPinvCutoffAtRoundingLevel: an eigenvalue of C at 8ε·s_max, within
+// the eigensolver's rounding of zero (package doc), gets zero weight, so
+// the solution is C⁺c over the three resolved directions (eigenvalues 1,
+// ½, ¼: condition 4, so 1e-12 is far above the solution's rounding). A
+// cutoff of ε·D·s_max (D = 4) would keep that direction and give it a
+// weight of order 10¹⁴.
+func TestPinvCutoffAtRoundingLevel(t *testing.T) {
+	const d = 4
+	var qr mat.QR
+	qr.Factorize(randDense(d, d, 51))
+	var v mat.Dense
+	qr.QTo(&v)
+	s := []float64{1, 0.5, 0.25, 8 * epsilon}
+	var vs mat.Dense
+	vs.Apply(func(_, j int, x float64) float64 { return x * s[j] }, &v)
+	var cd mat.Dense
+	cd.Mul(&vs, v.T())
+	c := mat.NewSymDense(d, nil)
+	for i := 0; i < d; i++ {
+		for j := i; j < d; j++ {
+			c.SetSym(i, j, (cd.At(i, j)+cd.At(j, i))/2)
+		}
+	}
+	b := []float64{1, -2, 3, 1}
+	cy := mat.NewDense(d, 1, nil)
+	cy.Mul(&v, mat.NewDense(d, 1, b))
+	want := mat.NewDense(d, 1, nil)
+	for i := 0; i < 3; i++ {
+		for r := 0; r < d; r++ {
+			want.Set(r, 0, want.At(r, 0)+v.At(r, i)*b[i]/s[i])
+		}
+	}
+	w, err := pinvSolve(c, cy, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diff mat.Dense
+	diff.Sub(w, want)
+	if rel := mat.Norm(&diff, 2) / mat.Norm(want, 2); rel > 1e-12 {
+		t.Errorf("‖w − C⁺c‖/‖C⁺c‖ = %.3g, want ≤ 1e-12 (the direction at 8ε·s_max kept?)", rel)
+	}
+}
