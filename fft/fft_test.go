@@ -43,8 +43,13 @@ func plans[T Float](t *testing.T, n, h int) []Plan[T] {
 }
 
 // testAccuracy checks Forward against the exact DFT and Inverse(Forward)
-// against N·x, within 5·log₂N·u relative 2-norm error (Higham Thm 24.2;
-// the Go plan computes in float64 and rounds to T, well inside the bound).
+// against N·x, within 10·log₂N·u relative 2-norm error. Higham's Thm 24.2
+// bounds a radix-2 FFT's error by log₂N·η/(1 − log₂N·η), η = μ + γ₄(√2 + μ)
+// ≈ 6.7u with twiddles correctly rounded (μ ≤ u); the radix-3 and radix-5
+// butterflies of n = 30 and 250 take a few more roundings per level, and
+// the result's rounding to T adds u, which 10 per level covers. Errors
+// seen are near u·√log₂N, far inside. The Go plan computes in float64 and
+// rounds to T, inside the bound.
 func testAccuracy[T Float](t *testing.T) {
 	for _, n := range []int{2, 8, 30, 64, 250, 1024} {
 		for _, h := range []int{1, 3, 16} {
@@ -59,7 +64,7 @@ func testAccuracy[T Float](t *testing.T) {
 					}
 					spec := make([]T, 2*(n/2+1)*h)
 					p.Forward(spec, x)
-					tol := 5 * math.Log2(float64(n)) * unit[T]()
+					tol := 10 * math.Log2(float64(n)) * unit[T]()
 					tol = max(tol, 2*unit[T]())
 					var num, den float64
 					for c := 0; c < h; c++ {

@@ -82,8 +82,14 @@ func withBLAS(impl interface {
 // TestSameSeedAcrossBackends: with pure-Go BLAS and with OpenBLAS the same
 // seed draws the same ORF map (W and b byte for byte: the sampler's QR
 // does not go through the installed BLAS), and the fitted weights, whose
-// GEMMs and SYRKs round differently on the two backends, agree to 1e-9
-// relative.
+// GEMMs and SYRKs round differently on the two backends, agree to 5e-8
+// relative. The bound: each fit solves (C + λI)w = c with C = ZᵀZ over
+// n = 20000 rows summed in chunks of 1000 (rounding γ_{1000+20}·‖C‖ at
+// worst, 1.1e-13 relative) and a factorisation of D = 256 (γ_D, 2.8e-14);
+// each RBF feature row has ‖z‖² ≤ 2, so κ(C + λI) ≤ (2n + λ)/λ = 8·10⁴, and
+// each solution is within κ·(γ_{1020} + γ_D) ≈ 1.1e-8 of the exact one at
+// worst; the two within twice that. Rounding errors that add as a random
+// walk give far less (2e-13 is measured here).
 func TestSameSeedAcrossBackends(t *testing.T) {
 	ob, err := blas.LoadOpenBLAS()
 	if err != nil {
@@ -115,8 +121,8 @@ func TestSameSeedAcrossBackends(t *testing.T) {
 	floats.SubTo(diff, a, b)
 	rel := floats.Norm(diff, 2) / floats.Norm(a, 2)
 	t.Logf("relative difference of the weights between backends: %.2g", rel)
-	if rel > 1e-9 {
-		t.Errorf("weights differ between backends by %.3g relative, want ≤ 1e-9", rel)
+	if rel > 5e-8 {
+		t.Errorf("weights differ between backends by %.3g relative, want ≤ 5e-8", rel)
 	}
 }
 
