@@ -17,7 +17,8 @@
 // twice the width; their parameters stay separate. The GLU, row-local,
 // runs 1024-row chunks from its first product to its last (forward and
 // backward) while the chunk's intermediates are in cache, and keeps only
-// its pre-activations and sigmoid between the passes.
+// its pre-activations and sigmoid between the passes; the GTU does the
+// same on either side of its token mixer, the one part that couples rows.
 //
 // Toeplitz products (the token mixers of tnn, ski-tnn and fd-tnn) embed
 // each channel's Toeplitz matrix in a circulant of size N ≥ 2n − 1 and
