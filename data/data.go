@@ -431,6 +431,8 @@ type Scaler struct {
 }
 
 // FitScaler computes column means and (population) standard deviations.
+// It returns an error when a column's mean or deviation overflows float64
+// (values beyond about 1e154), which no standardisation can represent.
 func FitScaler(x *mat.Dense) (*Scaler, error) {
 	n, d := x.Dims()
 	if n == 0 {
@@ -457,7 +459,19 @@ func FitScaler(x *mat.Dense) (*Scaler, error) {
 			s.Scale[j] = 1
 		}
 	}
-	return s, nil
+	return s, s.finite()
+}
+
+// finite reports an error for a column whose mean or standard deviation
+// overflowed float64 (finite values beyond about 1e154 square to +Inf),
+// which would otherwise standardise the column to zeros or NaN.
+func (s *Scaler) finite() error {
+	for j := range s.Mean {
+		if math.IsInf(s.Mean[j], 0) || math.IsNaN(s.Mean[j]) || math.IsInf(s.Scale[j], 0) || math.IsNaN(s.Scale[j]) {
+			return fmt.Errorf("data: column %d: values too large to standardise (mean %g, standard deviation %g overflow float64)", j+1, s.Mean[j], s.Scale[j])
+		}
+	}
+	return nil
 }
 
 // Transform returns the standardised copy of x.

@@ -169,3 +169,23 @@ func TestScalerAccumulator(t *testing.T) {
 		t.Error("empty accumulator gave a scaler")
 	}
 }
+
+// TestScalerOverflow: a column whose squared deviations overflow float64
+// (a value of 1e160 among small ones) is refused by FitScaler and by the
+// streaming accumulator, instead of being standardised to zeros.
+func TestScalerOverflow(t *testing.T) {
+	x := mat.NewDense(3, 2, []float64{1, 1e160, 2, 3, 3, 4})
+	if _, err := FitScaler(x); err == nil || !strings.Contains(err.Error(), "column 2") {
+		t.Errorf("FitScaler: error %v, want one naming column 2", err)
+	}
+	var a ScalerAccumulator
+	if err := a.Add(x); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Scaler(); err == nil || !strings.Contains(err.Error(), "column 2") {
+		t.Errorf("ScalerAccumulator: error %v, want one naming column 2", err)
+	}
+	if _, err := FitScaler(mat.NewDense(2, 1, []float64{1e150, -1e150})); err != nil {
+		t.Errorf("values of 1e150 (squares finite): %v", err)
+	}
+}

@@ -73,7 +73,8 @@ func (a *ScalerAccumulator) Merge(b *ScalerAccumulator) error {
 }
 
 // Scaler returns the fitted scaler (population standard deviations,
-// constant columns scaled by 1), as FitScaler would on all rows at once.
+// constant columns scaled by 1), as FitScaler would on all rows at once,
+// and FitScaler's error for a column whose statistics overflow.
 func (a *ScalerAccumulator) Scaler() (*Scaler, error) {
 	if a.n == 0 {
 		return nil, errors.New("data: cannot fit a scaler on no rows")
@@ -85,5 +86,5 @@ func (a *ScalerAccumulator) Scaler() (*Scaler, error) {
 			s.Scale[j] = 1
 		}
 	}
-	return s, nil
+	return s, s.finite()
 }

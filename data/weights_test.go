@@ -174,11 +174,13 @@ func TestFitScalerWeighted(t *testing.T) {
 	if !near(streamed.Mean, want.Mean, 1e-14) || !near(streamed.Scale, want.Scale, 1e-14) {
 		t.Errorf("streamed weighted scaler %v, repeated rows %v", streamed, want)
 	}
-	plain, err := FitScaler(x)
+	// (x's 1e300, weighted zero above, would overflow an unweighted
+	// scaler: TestScalerOverflow.)
+	plain, err := FitScaler(rep)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if nilW, err := FitScalerWeighted(x, nil); err != nil || !reflect.DeepEqual(nilW, plain) {
+	if nilW, err := FitScalerWeighted(rep, nil); err != nil || !reflect.DeepEqual(nilW, plain) {
 		t.Errorf("nil weights: %v, %v; FitScaler %v", nilW, err, plain)
 	}
 	for _, bad := range [][]float64{{1, 1, -1, 1, 1}, {1, math.NaN(), 1, 1, 1}, {1, 1, 1, math.Inf(1), 1}, {1, 1}, make([]float64, 5)} {

@@ -158,6 +158,11 @@ func (c *ModelConfig) Defaults() {
 	}
 }
 
+// MaxRPELayers is the largest number of hidden layers of a TNO's RPE MLP
+// that Validate accepts: the TNN papers use 1 to 6, and the model's
+// variables are listed layer by layer before anything is allocated.
+const MaxRPELayers = 1024
+
 // Validate checks the configuration (after Defaults).
 func (c *ModelConfig) Validate() error {
 	known := false
@@ -189,8 +194,8 @@ func (c *ModelConfig) Validate() error {
 	if c.Classes < 2 {
 		return fmt.Errorf("nn: need at least 2 classes, got %d", c.Classes)
 	}
-	if c.RPELayers < 0 {
-		return fmt.Errorf("nn: RPE layers must be non-negative, got %d", c.RPELayers)
+	if c.RPELayers < 0 || c.RPELayers > MaxRPELayers {
+		return fmt.Errorf("nn: RPE layers must lie in [0, %d], got %d", MaxRPELayers, c.RPELayers)
 	}
 	if _, err := ActivationByName(c.RPEAct); err != nil {
 		return err

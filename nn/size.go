@@ -131,6 +131,10 @@ func (c *ModelConfig) blockVariables(i int) []VariableSpec {
 // (no list of blocks is formed). It errors when a count exceeds 2⁵³ (not
 // representable; far beyond any memory).
 func (c *ModelConfig) ParamCount() (params, fixed int64, err error) {
+	if c.RPELayers < 0 || c.RPELayers > MaxRPELayers {
+		// The variables are listed layer by layer: refuse before that.
+		return 0, 0, fmt.Errorf("nn: RPE layers must lie in [0, %d], got %d", MaxRPELayers, c.RPELayers)
+	}
 	var p, f float64
 	count := func(vs []VariableSpec, times float64) {
 		for _, v := range vs {

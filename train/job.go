@@ -112,6 +112,9 @@ type JobReport struct {
 func (j *Job) Run(ctx context.Context) (*JobReport, error) {
 	start := time.Now()
 	cfg := j.Config
+	if j.TrainFile == "" && !j.EvaluateOnly && (j.EvalFile != "" || j.TestFile != "") {
+		return nil, errors.New("train: evaluation and test files are read with a training file (or with evaluation only); without one the sets are generated")
+	}
 	if j.EvaluateOnly {
 		if cfg.Checkpoint == "" {
 			return nil, errors.New("train: evaluation needs a checkpoint")

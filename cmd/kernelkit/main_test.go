@@ -254,6 +254,9 @@ func TestEstimateCommand(t *testing.T) {
 		{[]string{"estimate", "--study", "other"}, "unknown --study"},
 		{[]string{"estimate", "--norms", "-1"}, "--norms"},
 		{[]string{"estimate", "--draws", "1"}, "--draws"},
+		{[]string{"estimate", "--draws", "100000000000"}, "draws must be between"},
+		{[]string{"estimate", "--study", "clustered", "--draws", "100000000000"}, "draws must be between"},
+		{[]string{"estimate", "--study", "zoo", "--draws", "100000000000"}, "draws must be between"},
 	} {
 		if _, err := run(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
@@ -345,6 +348,7 @@ func TestSNNKCommand(t *testing.T) {
 	}{
 		{[]string{"snnk", "--study", "other"}, "unknown --study"},
 		{[]string{"snnk", "--draws", "1"}, "--draws"},
+		{[]string{"snnk", "--draws", "100000000000"}, "draws must be between"},
 		{[]string{"snnk", "--features", "0"}, "--features"},
 	} {
 		if _, err := run(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {

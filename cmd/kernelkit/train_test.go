@@ -90,6 +90,8 @@ func TestTrainCommand(t *testing.T) {
 		{"--adapter", "lora"},
 		{"--evaluate"},
 		{"--lr", "NaN"},
+		{"--rpe-layers", "100000000"},
+		{"--test", filepath.Join(dir, "listops_test.tsv")},
 	} {
 		if _, err := runTrain(t, append(append([]string(nil), base...), append(bad, "--steps", "1")...)...); err == nil {
 			t.Errorf("train %v succeeded", bad)

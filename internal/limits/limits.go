@@ -20,6 +20,20 @@ const MaxDim = 1 << 24
 // indices run from 0 to MaxClasses−1.
 const MaxClasses = 1 << 20
 
+// MaxCount is the largest number of repetitions a study or a training
+// loop accepts (draws of a random map, epochs): 2²⁰. Their results are
+// kept per repetition, and a million repetitions already run for hours.
+const MaxCount = 1 << 20
+
+// Count checks a repetition count (what names it, e.g. "hrf: draws")
+// against lo…MaxCount.
+func Count(what string, n, lo int) error {
+	if n < lo || n > MaxCount {
+		return fmt.Errorf("%s must be between %d and %d, got %d", what, lo, MaxCount, n)
+	}
+	return nil
+}
+
 // Mul returns a·b, or an error if either is negative or the product
 // overflows int.
 func Mul(a, b int) (int, error) {

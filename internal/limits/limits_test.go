@@ -34,6 +34,9 @@ func TestLimits(t *testing.T) {
 	if Dim("d", 0) == nil || Dim("d", MaxDim+1) == nil || Dim("d", 3) != nil {
 		t.Error("Dim bounds")
 	}
+	if Count("draws", 1, 2) == nil || Count("draws", MaxCount+1, 2) == nil || Count("draws", 2, 2) != nil || Count("draws", MaxCount, 1) != nil {
+		t.Error("Count bounds")
+	}
 	if Bytes(1536) != "1.5 KiB" {
 		t.Error(Bytes(1536))
 	}

@@ -38,6 +38,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/internal/rng"
 	"github.com/kernelkit/kernelkit/nn"
 )
@@ -99,6 +100,9 @@ func Train(cfg Config, xtr *mat.Dense, ytr []int, xte *mat.Dense, yte []int) (*R
 
 // fit is Train that also returns the test logits.
 func fit(cfg Config, xtr *mat.Dense, ytr []int, xte *mat.Dense, yte []int) (*Result, [][]float32, error) {
+	if err := limits.Count("mlp: epochs", cfg.Epochs, 1); err != nil {
+		return nil, nil, err
+	}
 	if cfg.Hidden <= 0 || cfg.Classes < 2 || cfg.Epochs <= 0 || cfg.BatchSize <= 0 || !(cfg.LearningRate > 0) {
 		return nil, nil, fmt.Errorf("mlp: bad configuration %+v", cfg)
 	}

@@ -72,10 +72,7 @@ func checkBudget(budget, draws, minDraws int) error {
 	if err := limits.Dim("hrf: the feature budget", budget); err != nil {
 		return err
 	}
-	if draws < minDraws {
-		return fmt.Errorf("hrf: need at least %d draws, got %d", minDraws, draws)
-	}
-	return nil
+	return limits.Count("hrf: the number of draws", draws, minDraws)
 }
 
 // checkNorms checks a list of positive, finite norms.
@@ -602,8 +599,8 @@ type ClusteredConfig struct {
 
 // Validate checks the configuration.
 func (c ClusteredConfig) Validate() error {
-	if c.Draws < 1 {
-		return fmt.Errorf("hrf: need at least 1 draw, got %d", c.Draws)
+	if err := limits.Count("hrf: the number of draws", c.Draws, 1); err != nil {
+		return err
 	}
 	if c.Pairs < 0 {
 		return fmt.Errorf("hrf: the number of pairs must not be negative, got %d", c.Pairs)

@@ -58,7 +58,9 @@ func TestConfigsValidate(t *testing.T) {
 		want string
 	}{
 		{"angle features", AnglesConfig{Features: 0, Draws: 2}.Validate(), "feature budget"},
-		{"angle draws", AnglesConfig{Features: 8, Draws: 1}.Validate(), "at least 2 draws"},
+		{"angle draws", AnglesConfig{Features: 8, Draws: 1}.Validate(), "draws must be between 2 and"},
+		{"angle huge draws", AnglesConfig{Features: 8, Draws: 1 << 40}.Validate(), "draws must be between 2 and"},
+		{"data huge draws", DataConfig{X: x, Features: 8, Draws: 1 << 40, Pairs: 1, Norms: []float64{1}}.Validate(), "draws must be between"},
 		{"angle clustered", AnglesConfig{Features: 8, Draws: 2, Estimators: []string{"clustered"}}.Validate(), "no clusters"},
 		{"angle estimator", AnglesConfig{Features: 8, Draws: 2, Estimators: []string{"cosine"}}.Validate(), "unknown estimator"},
 		{"data nil", DataConfig{Features: 8, Draws: 2, Pairs: 1, Norms: []float64{1}}.Validate(), "no data"},

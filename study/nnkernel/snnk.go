@@ -65,8 +65,8 @@ func (c PointwiseConfig) Validate() error {
 			return fmt.Errorf("nnkernel: %w", err)
 		}
 	}
-	if c.Draws < 2 {
-		return fmt.Errorf("nnkernel: SNNK pointwise needs at least 2 draws, got %d", c.Draws)
+	if err := limits.Count("nnkernel: SNNK pointwise draws", c.Draws, 2); err != nil {
+		return err
 	}
 	return nil
 }
@@ -336,6 +336,9 @@ func (c ClassifyConfig) Validate() error {
 	}
 	if c.Train.Cols() != c.Test.Cols() {
 		return fmt.Errorf("nnkernel: SNNK classify: train set has %d columns, test set %d", c.Train.Cols(), c.Test.Cols())
+	}
+	if err := limits.Count("nnkernel: SNNK classify epochs", c.Epochs, 1); err != nil {
+		return err
 	}
 	if c.Hidden < 1 || c.M < 1 || c.Epochs < 1 || c.Seeds < 1 {
 		return fmt.Errorf("nnkernel: SNNK classify needs positive hidden width, m, epochs and seeds (got %d, %d, %d, %d)", c.Hidden, c.M, c.Epochs, c.Seeds)

@@ -183,6 +183,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("zoo: angles must lie in [0, π], got %v", th)
 		}
 	}
+	if err := limits.Count("zoo: draws", c.Draws, 2); err != nil {
+		return err
+	}
 	if c.Draws < 2 || c.Seeds < 1 || c.Length < 1 || c.TimingRows < 1 {
 		return fmt.Errorf("zoo: need at least 2 draws, 1 seed, 1 row and 1 timing row (got %d, %d, %d, %d)", c.Draws, c.Seeds, c.Length, c.TimingRows)
 	}
