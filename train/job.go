@@ -136,7 +136,7 @@ func (j *Job) Run(ctx context.Context) (*JobReport, error) {
 			return nil, errors.New("train: --analog needs a performer with favor+ or simrf features on the native engine (--backend cpu)")
 		}
 	}
-	dataBytes, err := j.dataBytes(cfg.Model.Length)
+	dataBytes, err := j.dataBytes(ctx, cfg.Model.Length)
 	if err != nil {
 		return nil, err
 	}
@@ -286,14 +286,14 @@ const (
 
 // dataBytes estimates the memory of the data sets (generated for length,
 // or read from the job's files) without generating or reading them.
-func (j *Job) dataBytes(length int) (float64, error) {
+func (j *Job) dataBytes(ctx context.Context, length int) (float64, error) {
 	if j.TrainFile != "" || j.EvaluateOnly {
 		total := 0.0
 		for _, path := range []string{j.TrainFile, j.EvalFile, j.TestFile} {
 			if path == "" {
 				continue
 			}
-			size, lines, err := fileShape(path)
+			size, lines, err := fileShape(ctx, path)
 			if err != nil {
 				return 0, err
 			}
@@ -327,8 +327,11 @@ func (j *Job) dataBytes(length int) (float64, error) {
 }
 
 // fileShape returns the size and the number of lines of a file, read in
-// a stream of fixed-size chunks.
-func fileShape(path string) (size, lines float64, err error) {
+// a stream of fixed-size chunks, checking ctx between chunks. The file
+// must be a regular file: the data is read twice (here, to check its
+// memory against the budget, and then to parse it), which a pipe or a
+// device such as /dev/zero does not allow.
+func fileShape(ctx context.Context, path string) (size, lines float64, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, 0, err
@@ -338,8 +341,18 @@ func fileShape(path string) (size, lines float64, err error) {
 			err = cerr
 		}
 	}()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, 0, fmt.Errorf("train: %s: %w", path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return 0, 0, fmt.Errorf("train: %s is not a regular file (a pipe or a device); write the data to a file: it is read twice, for its size and then its rows", path)
+	}
 	buf := make([]byte, 1<<16)
 	for {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
 		n, rerr := f.Read(buf)
 		size += float64(n)
 		lines += float64(bytes.Count(buf[:n], []byte{'\n'}))
@@ -474,7 +487,11 @@ func (r *JobReport) Render(w io.Writer) error {
 	if r.MajorityOf == "test" {
 		of = "its largest class share"
 	}
-	fmt.Fprintf(tw, "test accuracy\t%.4f (loss %.4f; majority class %.4f, %s)\n", r.TestAcc, r.TestLoss, r.Majority, of)
+	if r.MajorityOf == "" { // nothing was evaluated
+		fmt.Fprintf(tw, "test accuracy\t— (no test or evaluation set)\n")
+	} else {
+		fmt.Fprintf(tw, "test accuracy\t%.4f (loss %.4f; majority class %.4f, %s)\n", r.TestAcc, r.TestLoss, r.Majority, of)
+	}
 	if r.Analog != "" {
 		fmt.Fprintf(tw, "analog test accuracy\t%.4f (loss %.4f; FAVOR+ projections on emulated %s crossbars; %+.4f against digital)\n",
 			r.AnalogAcc, r.AnalogLoss, r.Analog, r.AnalogAcc-r.TestAcc)

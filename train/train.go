@@ -580,7 +580,8 @@ func (t *Trainer) batchLogits(set []Example, idx []int) ([]float32, error) {
 	return tensors.MustCopyFlatData[float32](r[0]), nil
 }
 
-// Evaluate returns the accuracy and mean cross-entropy on the examples.
+// Evaluate returns the accuracy and mean cross-entropy on the examples,
+// or an error when the logits are not finite.
 func (t *Trainer) Evaluate(set []Example) (acc, loss float64, err error) {
 	if err := t.checkExamples(set, "evaluation"); err != nil {
 		return 0, 0, err
@@ -609,6 +610,11 @@ func (t *Trainer) Evaluate(set []Example) (acc, loss float64, err error) {
 		}
 	}
 	n := float64(len(set))
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		// Logits that overflowed (a damaged or diverged model): an
+		// accuracy of NaN-valued rows would be meaningless.
+		return 0, 0, fmt.Errorf("train: the model's evaluation loss is %v: its logits are not finite (diverged or damaged weights)", loss)
+	}
 	return float64(correct) / n, loss / n, nil
 }
 

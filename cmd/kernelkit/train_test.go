@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,6 +93,7 @@ func TestTrainCommand(t *testing.T) {
 		{"--evaluate"},
 		{"--lr", "NaN"},
 		{"--rpe-layers", "100000000"},
+		{"--train", "/dev/zero"},
 		{"--test", filepath.Join(dir, "listops_test.tsv")},
 	} {
 		if _, err := runTrain(t, append(append([]string(nil), base...), append(bad, "--steps", "1")...)...); err == nil {
@@ -285,6 +288,22 @@ func TestTrainEvaluateDamagedCheckpoint(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "/head/w holds NaN at index 0") {
 		t.Errorf("evaluating a checkpoint with a NaN weight: %v", err)
 	}
+	// Finite but huge weights (3e38) make the logits overflow: refused too
+	// (it printed a loss of NaN and exit 0).
+	for i, v := range c.Variables {
+		if v.Scope == "/head" && v.Name == "w" {
+			for k := 0; k+4 <= len(v.Data); k += 4 {
+				binary.LittleEndian.PutUint32(c.Variables[i].Data[k:], math.Float32bits(3e38))
+			}
+		}
+	}
+	if err := train.WriteCheckpoint(ck, c); err != nil {
+		t.Fatal(err)
+	}
+	_, err = runTrain(t, "--evaluate", "--checkpoint", ck, "--test", filepath.Join(dir, "listops_test.tsv"))
+	if err == nil || !strings.Contains(err.Error(), "not finite") {
+		t.Errorf("evaluating a checkpoint with weights of 3e38: %v", err)
+	}
 }
 
 // TestTrainListOpsMin generates ListOps with --listops-min 100 and no
@@ -349,5 +368,18 @@ func TestTrainAnalog(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v: error %v, want one line with %q", c.args, err, c.want)
 		}
+	}
+}
+
+// TestTrainNoTestSet: a run with no evaluation or test set says so
+// instead of printing a test accuracy, loss and majority class of zero.
+func TestTrainNoTestSet(t *testing.T) {
+	out, err := runTrain(t, "--task", "listops", "--model", "tnn", "--length", "16", "--width", "8", "--depth", "1", "--batch", "4",
+		"--n-train", "8", "--n-eval", "0", "--n-test", "0", "--warmup", "1", "--rpe-hidden", "4", "--steps", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "no test or evaluation set") || strings.Contains(out, "majority class 0.0000") {
+		t.Errorf("report without a test set:\n%s", out)
 	}
 }
