@@ -182,6 +182,16 @@ func NewCSVReader(r io.Reader, opt CSVOptions) (*CSVReader, error) {
 	if len(c.names) == 0 {
 		return nil, errors.New("data: CSV has no feature columns")
 	}
+	// A model names its inputs by column, and predict matches them by
+	// name: two feature columns of one name would give a model no file
+	// can be predicted with.
+	seen := make(map[string]bool, len(c.names))
+	for _, n := range c.names {
+		if seen[n] {
+			return nil, fmt.Errorf("data: CSV column %s appears twice", quote(n))
+		}
+		seen[n] = true
+	}
 	return c, nil
 }
 

@@ -189,3 +189,11 @@ func TestScalerOverflow(t *testing.T) {
 		t.Errorf("values of 1e150 (squares finite): %v", err)
 	}
 }
+
+// TestCSVDuplicateFeatureColumns: two feature columns of one name are
+// refused (a model fitted on them names its inputs ambiguously).
+func TestCSVDuplicateFeatureColumns(t *testing.T) {
+	if _, err := ReadCSV(strings.NewReader("a,a,label\n1,2,0\n3,4,1\n"), CSVOptions{}); err == nil || !strings.Contains(err.Error(), "appears twice") {
+		t.Errorf("header a,a,label: %v", err)
+	}
+}

@@ -252,6 +252,13 @@ func load(r io.Reader, reg *features.Registry) (*Model, error) {
 	if f.Columns != nil && len(f.Columns) != in {
 		return nil, fmt.Errorf("model: file has %d column names for a feature map of %d inputs", len(f.Columns), in)
 	}
+	seen := make(map[string]bool, len(f.Columns))
+	for _, c := range f.Columns {
+		if seen[c] {
+			return nil, fmt.Errorf("model: file names the input column %.40q twice", c)
+		}
+		seen[c] = true
+	}
 	if f.Scaler != nil && (len(f.Scaler.Mean) != in || len(f.Scaler.Scale) != in) {
 		return nil, fmt.Errorf("model: scaler has %d means and %d scales, the feature map takes %d inputs", len(f.Scaler.Mean), len(f.Scaler.Scale), in)
 	}

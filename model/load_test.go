@@ -289,3 +289,12 @@ func sameBits(a, b *mat.Dense) bool {
 	}
 	return true
 }
+
+// TestLoadDuplicateColumns: a model file naming one input column twice is
+// refused (predict, which matches columns by name, could never use it).
+func TestLoadDuplicateColumns(t *testing.T) {
+	bad := strings.Replace(tinyModel, `"columns":["a","b"]`, `"columns":["a","a"]`, 1)
+	if _, err := Load(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("columns a, a: %v", err)
+	}
+}
