@@ -575,13 +575,25 @@ func (mp *Map) chunk(sc *scratch, dst, x *mat.Dense, lo, hi int, logScale []floa
 	for i := 0; i < hi-lo; i++ {
 		ai := a[i*m : (i+1)*m]
 		out := dr.Data[(lo+i)*dr.Stride : (lo+i)*dr.Stride+mp.spec.Features]
+		// ‖x‖², for h(x) and as the overflow guard: finite inputs beyond
+		// about 1e154 overflow it, and their projections may overflow to
+		// ±Inf (NaN features after cos or exp), so such a row is an
+		// overflow; below that, |wᵀx| ≤ ‖w‖‖x‖ stays finite.
+		xi := x.RawRowView(lo + i)
+		var s float64
+		for _, v := range xi {
+			s += v * v
+		}
+		if math.IsInf(s, 0) || math.IsNaN(s) {
+			ok = false
+			continue
+		}
+		if mp.w32 != nil && !finite(ai) { // float32 projections overflow sooner
+			ok = false
+			continue
+		}
 		var q float64 // log h(x) without the constant prefactor
 		if mp.normCoef != 0 {
-			xi := x.RawRowView(lo + i)
-			var s float64
-			for _, v := range xi {
-				s += v * v
-			}
 			q = mp.normCoef * s
 		}
 		switch mp.kind {
@@ -654,6 +666,9 @@ func (mp *Map) chunk(sc *scratch, dst, x *mat.Dense, lo, hi int, logScale []floa
 			for j, v := range ai {
 				v = math.Max(v, 0)
 				out[j] = c * v * v
+				if math.IsInf(out[j], 0) {
+					ok = false
+				}
 			}
 		}
 	}
@@ -674,4 +689,14 @@ func (mp *Map) Estimate(x, y []float64) (float64, error) {
 		return 0, err
 	}
 	return math.Exp(s[0]+s[1]) * mat.Dot(z.RowView(0), z.RowView(1)), nil
+}
+
+// finite reports whether every value of v is finite.
+func finite(v []float64) bool {
+	for _, x := range v {
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return false
+		}
+	}
+	return true
 }

@@ -398,3 +398,45 @@ func TestRowIndependentOfBatch(t *testing.T) {
 		t.Logf("%s-%s f32=%v on %s: largest relative difference %.2g", c.Kernel, c.Form, c.Float32, blas.Name(), worst)
 	}
 }
+
+// TestHugeFiniteInputs: finite inputs whose projections overflow (a row of
+// ±1e308, whose ‖x‖² is +Inf; 1e100 for float32 maps, past float32's
+// range) give ErrOverflow from every projection form, not NaN or ±Inf
+// features; 1e100 is fine in float64 for the bounded forms.
+func TestHugeFiniteInputs(t *testing.T) {
+	for _, c := range []Config{
+		{Kernel: "rbf", Form: "cos", Gamma: 0.5},
+		{Kernel: "rbf", Form: "sincos", Gamma: 0.5},
+		{Kernel: "rbf", Form: "positive", Gamma: 0.5},
+		{Kernel: "rbf", Form: "hyperbolic", Gamma: 0.5},
+		{Kernel: "softmax", Form: "positive"},
+		{Kernel: "softmax", Form: "hyperbolic"},
+		{Kernel: "arccos0"},
+		{Kernel: "arccos1"},
+		{Kernel: "arccos2"},
+		{Kernel: "rbf", Form: "cos", Gamma: 0.5, Float32: true},
+	} {
+		c.Features, c.Seed = 16, 1
+		mp, err := New(c, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("%s-%s f32=%v", c.Kernel, c.Form, c.Float32)
+		dst := mat.NewDense(1, mp.Dim(), nil)
+		if err := mp.Transform(dst, mat.NewDense(1, 3, []float64{1e308, -1e308, 1e308})); !errors.Is(err, ErrOverflow) {
+			t.Errorf("%s, row ±1e308: %v, want ErrOverflow", name, err)
+		}
+		err = mp.Transform(dst, mat.NewDense(1, 3, []float64{1e100, 0, 0}))
+		if c.Float32 && !errors.Is(err, ErrOverflow) {
+			t.Errorf("%s, row 1e100: %v, want ErrOverflow", name, err)
+		}
+		if err == nil {
+			for _, v := range dst.RawMatrix().Data {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Errorf("%s, row 1e100: feature %v with no error", name, v)
+					break
+				}
+			}
+		}
+	}
+}
