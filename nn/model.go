@@ -163,6 +163,14 @@ func (c *ModelConfig) Defaults() {
 // variables are listed layer by layer before anything is allocated.
 const MaxRPELayers = 1024
 
+// checkRPELayers checks RPELayers against [0, MaxRPELayers].
+func (c *ModelConfig) checkRPELayers() error {
+	if c.RPELayers < 0 || c.RPELayers > MaxRPELayers {
+		return fmt.Errorf("nn: RPE layers must lie in [0, %d], got %d", MaxRPELayers, c.RPELayers)
+	}
+	return nil
+}
+
 // Validate checks the configuration (after Defaults).
 func (c *ModelConfig) Validate() error {
 	known := false
@@ -194,8 +202,8 @@ func (c *ModelConfig) Validate() error {
 	if c.Classes < 2 {
 		return fmt.Errorf("nn: need at least 2 classes, got %d", c.Classes)
 	}
-	if c.RPELayers < 0 || c.RPELayers > MaxRPELayers {
-		return fmt.Errorf("nn: RPE layers must lie in [0, %d], got %d", MaxRPELayers, c.RPELayers)
+	if err := c.checkRPELayers(); err != nil {
+		return err
 	}
 	if _, err := ActivationByName(c.RPEAct); err != nil {
 		return err

@@ -131,9 +131,8 @@ func (c *ModelConfig) blockVariables(i int) []VariableSpec {
 // (no list of blocks is formed). It errors when a count exceeds 2⁵³ (not
 // representable; far beyond any memory).
 func (c *ModelConfig) ParamCount() (params, fixed int64, err error) {
-	if c.RPELayers < 0 || c.RPELayers > MaxRPELayers {
-		// The variables are listed layer by layer: refuse before that.
-		return 0, 0, fmt.Errorf("nn: RPE layers must lie in [0, %d], got %d", MaxRPELayers, c.RPELayers)
+	if err := c.checkRPELayers(); err != nil { // the variables are listed layer by layer
+		return 0, 0, err
 	}
 	var p, f float64
 	count := func(vs []VariableSpec, times float64) {
