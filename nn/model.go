@@ -163,10 +163,20 @@ func (c *ModelConfig) Defaults() {
 // variables are listed layer by layer before anything is allocated.
 const MaxRPELayers = 1024
 
-// checkRPELayers checks RPELayers against [0, MaxRPELayers].
-func (c *ModelConfig) checkRPELayers() error {
+// MaxDepth is the largest number of blocks Validate accepts: the papers'
+// models have 2 to 12, and the variables are listed block by block before
+// anything is allocated.
+const MaxDepth = 1024
+
+// checkListed checks the counts by which the variables are listed, one
+// by one: RPELayers against [0, MaxRPELayers] and Depth against
+// [0, MaxDepth] (Validate requires a positive depth).
+func (c *ModelConfig) checkListed() error {
 	if c.RPELayers < 0 || c.RPELayers > MaxRPELayers {
 		return fmt.Errorf("nn: RPE layers must lie in [0, %d], got %d", MaxRPELayers, c.RPELayers)
+	}
+	if c.Depth < 0 || c.Depth > MaxDepth {
+		return fmt.Errorf("nn: depth must lie in [1, %d], got %d", MaxDepth, c.Depth)
 	}
 	return nil
 }
@@ -202,7 +212,7 @@ func (c *ModelConfig) Validate() error {
 	if c.Classes < 2 {
 		return fmt.Errorf("nn: need at least 2 classes, got %d", c.Classes)
 	}
-	if err := c.checkRPELayers(); err != nil {
+	if err := c.checkListed(); err != nil {
 		return err
 	}
 	if _, err := ActivationByName(c.RPEAct); err != nil {

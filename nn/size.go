@@ -131,7 +131,7 @@ func (c *ModelConfig) blockVariables(i int) []VariableSpec {
 // (no list of blocks is formed). It errors when a count exceeds 2⁵³ (not
 // representable; far beyond any memory).
 func (c *ModelConfig) ParamCount() (params, fixed int64, err error) {
-	if err := c.checkRPELayers(); err != nil { // the variables are listed layer by layer
+	if err := c.checkListed(); err != nil { // the variables are listed layer by layer
 		return 0, 0, err
 	}
 	var p, f float64

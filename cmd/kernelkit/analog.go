@@ -49,17 +49,17 @@ func (o *analogOptions) bind(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&o.data, "data", []string{"letter"}, "CSV files, or letter for the embedded set")
 	fl.StringSliceVar(&o.kernels, "kernels", []string{"rbf", "arccos0"}, "kernels: rbf (sin/cos features, γ = 1/d), arccos0")
 	fl.StringSliceVar(&o.samplers, "samplers", []string{"iid", "orf", "sorf"}, "samplers (iid draws 3σ-truncated Gaussians)")
-	fl.IntSliceVar(&o.ratios, "ratios", []int{1, 2, 3, 4, 5}, "log2(D/d) values")
-	fl.IntVar(&o.seeds, "seeds", 3, "seeds per configuration")
-	floatVar(fl, &o.lambda, "lambda", 0.5, "ridge parameter")
-	floatVar(fl, &o.tInference, "t-inference", 3600, "seconds between programming and inference (drift, read noise)")
-	fl.Uint64Var(&o.seed, "seed", 0, "base seed")
+	intsVar(fl, &o.ratios, "ratios", []int{1, 2, 3, 4, 5}, intRange(0, 24), "log2(D/d) values (D = d·2^ratio ≤ 2²⁴)")
+	intVar(fl, &o.seeds, "seeds", 3, count, "seeds per configuration")
+	floatVar(fl, &o.lambda, "lambda", 0.5, nonNegFloat, "ridge parameter")
+	floatVar(fl, &o.tInference, "t-inference", 3600, tInference, "time between programming and inference (drift, read noise)")
+	seedVar(fl, &o.seed, "seed", 0, "base seed")
 	fl.BoolVar(&o.noRidge, "no-ridge", false, "skip the ridge-classification study")
 	fl.BoolVar(&o.noAttention, "no-attention", false, "skip the attention study")
 	fl.BoolVar(&o.noCost, "no-cost", false, "skip the cost model")
-	fl.IntVar(&o.costL, "L", 0, "extra cost-model case: sequence length")
-	fl.IntVar(&o.costD, "cost-d", 0, "extra cost-model case: model dimension d")
-	fl.IntVar(&o.costM, "cost-m", 0, "extra cost-model case: mapping dimension m")
+	intVar(fl, &o.costL, "L", 0, dim.orZero("no extra case"), "extra cost-model case: sequence length (with --cost-d and --cost-m)")
+	intVar(fl, &o.costD, "cost-d", 0, dim.orZero("no extra case"), "extra cost-model case: model dimension d")
+	intVar(fl, &o.costM, "cost-m", 0, dim.orZero("no extra case"), "extra cost-model case: mapping dimension m")
 	fl.StringVar(&o.plot, "plot", "", "PNG plot of the Gram error against log2(D/d)")
 	fl.BoolVar(&o.json, "json", false, "print JSON")
 }
@@ -71,8 +71,8 @@ func (o *analogOptions) validate() error {
 	if !(o.lambda >= 0) {
 		return fmt.Errorf("--lambda must be non-negative, got %v", o.lambda)
 	}
-	if o.tInference < 0 {
-		return fmt.Errorf("--t-inference must be non-negative, got %v", o.tInference)
+	if n := countPositive(o.costL, o.costD, o.costM); n != 0 && n != 3 {
+		return fmt.Errorf("an extra cost-model case needs all of --L, --cost-d and --cost-m (got %d, %d, %d)", o.costL, o.costD, o.costM)
 	}
 	return positiveInts(o.ratios, "ratios")
 }
@@ -165,4 +165,15 @@ func positiveInts(v []int, flag string) error {
 		}
 	}
 	return nil
+}
+
+// countPositive counts the positive values.
+func countPositive(v ...int) int {
+	n := 0
+	for _, x := range v {
+		if x > 0 {
+			n++
+		}
+	}
+	return n
 }

@@ -46,25 +46,25 @@ func newAttention() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	fl := cmd.Flags()
-	fl.IntSliceVar(&o.lengths, "lengths", []int{1024}, "sequence lengths L")
-	fl.IntVar(&o.d, "d", 16, "head dimension d")
-	fl.IntSliceVar(&o.features, "features", []int{16, 64, 256}, "feature counts")
+	intsVar(fl, &o.lengths, "lengths", []int{1024}, dim, "sequence lengths L")
+	intVar(fl, &o.d, "d", 16, dim, "head dimension d")
+	intsVar(fl, &o.features, "features", []int{16, 64, 256}, dim, "feature counts")
 	fl.StringSliceVar(&o.variants, "variants", []string{"positive", "hyperbolic", "trig", "relu"}, "feature maps of the catalog: positive, hyperbolic, trig, relu, angular, gaussian, bipolar (hybrids FLOP-matched to m), simrf, oprf, sderf, aderf (the fitted ones refitted to each non-causal call)")
 	fl.StringSliceVar(&o.samplers, "samplers", []string{"orf"}, "projection samplers")
-	fl.IntVar(&o.seeds, "seeds", 5, "seeds (independent Q, K, V and projections)")
-	fl.Uint64Var(&o.seed, "seed", 0, "base seed")
+	intVar(fl, &o.seeds, "seeds", 5, count, "seeds (independent Q, K, V and projections)")
+	seedVar(fl, &o.seed, "seed", 0, "base seed")
 	fl.BoolVar(&o.causal, "causal", false, "causal (unidirectional) attention")
 	fl.BoolVar(&o.replicate, "replicate", false, "the analog paper's Supplementary Note 3 Performer setup")
 	fl.BoolVar(&o.timing, "timing", false, "time and memory of exact vs linear attention over --lengths")
-	fl.IntVar(&o.maxExact, "max-exact", 32768, "longest L for exact attention in --timing")
+	intVar(fl, &o.maxExact, "max-exact", 32768, dim, "longest L for exact attention in --timing and --device")
 	fl.StringVar(&o.qPath, "q", "", "queries CSV (with --k and --v)")
 	fl.StringVar(&o.kPath, "k", "", "keys CSV")
 	fl.StringVar(&o.vPath, "v", "", "values CSV")
 	fl.StringVar(&o.plot, "plot", "", "PNG plot of output MSE against features")
 	fl.BoolVar(&o.json, "json", false, "print JSON")
 	fl.StringVar(&o.device, "device", device.Host, deviceUsage("exact and FAVOR+ attention (go and cuda are compared with the CPU)"))
-	fl.IntVar(&o.batch, "batch", 1, "batch size B of the --device comparison")
-	fl.IntVar(&o.heads, "heads", 1, "heads H of the --device comparison")
+	intVar(fl, &o.batch, "batch", 1, dim, "batch size B of the --device comparison")
+	intVar(fl, &o.heads, "heads", 1, dim, "heads H of the --device comparison")
 	return cmd
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/device"
 	"github.com/kernelkit/kernelkit/features"
+	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/model"
 	"github.com/kernelkit/kernelkit/nn"
 	"github.com/kernelkit/kernelkit/report"
@@ -51,20 +52,28 @@ func (g gammaFlag) Set(s string) error {
 		return nil
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return errors.New(`not a finite number or "scale"`)
+	if err != nil || !positiveFloat.contains(v) {
+		return fmt.Errorf(`must be "scale" or %s`, positiveFloat)
 	}
 	g.f.gamma, g.f.gammaScale = v, false
 	return nil
 }
 
-func (f *featureOptions) bind(fl *pflag.FlagSet) {
+// Domain is the domain of the numeric values (besides "scale").
+func (g gammaFlag) Domain() domain { return positiveFloat }
+
+// maxRidgeFeatures is the largest feature count of a ridge fit: its D×D
+// statistics must fit limits.MaxElements.
+const maxRidgeFeatures = 1 << 15
+
+// bind binds the flags, with features, the domain of --features.
+func (f *featureOptions) bind(fl *pflag.FlagSet, features domain) {
 	fl.StringVar(&f.kernel, "kernel", "rbf", "kernel: rbf, softmax, arccos0, arccos1 or arccos2")
 	fl.StringVar(&f.form, "form", "", "feature form (rbf: cos, sincos, positive, hyperbolic; softmax: positive, trig, hyperbolic)")
 	fl.Var(gammaFlag{f}, "gamma", "RBF bandwidth γ in exp(-γ‖x-y‖²), or 'scale' (fit: 1/(d·Var X) of the standardised training matrix, scikit-learn's gamma='scale') (default 1/d)")
-	fl.IntVar(&f.features, "features", 512, "number of random features D")
+	intVar(fl, &f.features, "features", 512, features, "number of random features D")
 	fl.StringVar(&f.sampler, "sampler", "iid", "projection sampler: iid, orf, sorf, halton or truncated")
-	fl.Uint64Var(&f.seed, "seed", 0, "random seed")
+	seedVar(fl, &f.seed, "seed", 0, "random seed")
 	fl.StringVar(&f.mapName, "map", "", "a symmetric map of the registry by name instead of --kernel/--form (e.g. nystrom/kmeans, arccos1, poly2, rbf/sincos), built with --features, --gamma, --sampler, --seed, --float32 and, for data-dependent maps, the (standardised) training rows; kernelkit maps lists them")
 	fl.BoolVar(&f.float32, "float32", false, "single precision: the projection, and in fit the features and each chunk's ridge statistics (summed and solved in float64; about twice as fast)")
 }
@@ -222,15 +231,15 @@ func newFit() *cobra.Command {
 }
 
 func (o *fitOptions) bind(fl *pflag.FlagSet) {
-	o.feat.bind(fl)
+	o.feat.bind(fl, intRange(1, maxRidgeFeatures))
 	onceVar(fl, &o.train, "train", "", "training data (CSV or LIBSVM)")
 	onceVar(fl, &o.test, "test", "", "test data, same format")
 	onceVar(fl, &o.label, "label", "", "name of the label column (default: last)")
 	fl.StringVar(&o.format, "format", "auto", "data format: auto, csv or libsvm")
 	fl.StringVar(&o.task, "task", "auto", "auto, classification or regression")
-	floatVar(fl, &o.lambda, "lambda", 0.5, "ridge parameter λ")
+	floatVar(fl, &o.lambda, "lambda", 0.5, nonNegFloat, "ridge parameter λ")
 	fl.StringVar(&o.sel, "select", "", "choose λ from a grid: gcv or kfold")
-	fl.IntVar(&o.folds, "folds", 5, "folds for --select kfold")
+	intVar(fl, &o.folds, "folds", 5, intRange(2, limits.MaxCount), "folds for --select kfold and --calibrate")
 	fl.BoolVar(&o.noStd, "no-standardize", false, "do not standardise features")
 	fl.BoolVar(&o.stream, "stream", false, "read the training CSV in streaming passes (two, three with --calibrate; memory independent of the row count, but for the out-of-fold scores of --calibrate), giving the model file of the in-memory fit byte for byte")
 	fl.BoolVar(&o.exact, "exact", false, "fit exact kernel ridge (dual Cholesky solve, O(n³) time, n² memory; at most 32768 training rows) instead of random features")

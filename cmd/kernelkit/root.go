@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"strconv"
 	"sync"
 
 	"github.com/schollz/progressbar/v3"
@@ -17,6 +14,7 @@ import (
 
 	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/data"
+	"github.com/kernelkit/kernelkit/fft"
 	"github.com/kernelkit/kernelkit/internal/atomicfile"
 )
 
@@ -24,8 +22,9 @@ import (
 var version = "dev"
 
 type rootOptions struct {
-	blas    string
-	verbose bool
+	blas      string
+	verbose   bool
+	maxMemory int64
 }
 
 func newRoot() *cobra.Command {
@@ -38,12 +37,20 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 		Version:       version,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := blas.CheckEnv(); err != nil {
+				return err
+			}
+			if err := fft.CheckEnv(); err != nil {
+				return err
+			}
 			return o.useBLAS(cmd)
 		},
 	}
 	fl := root.PersistentFlags()
 	fl.StringVar(&o.blas, "blas", "auto", "BLAS backend: auto (OpenBLAS if installed, else pure Go), openblas or gonum")
 	fl.BoolVarP(&o.verbose, "verbose", "v", false, "print notices (the BLAS backend chosen by --blas auto)")
+	o.maxMemory = defaultMaxMemory
+	fl.Var(bytesValue{&o.maxMemory}, "max-memory", usageWith("memory budget: a run whose data and largest arrays are estimated above it is refused before they are allocated", bytesDomain)+" (default 8GiB)")
 	root.AddCommand(newDemo(), newFit(), newPredict(), newTransform(), newAttention(), newEstimate(), newToeplitz(), newAnalog(), newSNNK(), newServeCmd(), newTrainCmd(), newMaps())
 	groupCommands(root)
 	return root
@@ -196,28 +203,8 @@ func (o *once) Set(s string) error {
 	return nil
 }
 
-// finite is a float flag that refuses NaN and ±Inf.
-type finite struct{ p *float64 }
-
-func (f finite) String() string { return strconv.FormatFloat(*f.p, 'g', -1, 64) }
-func (f finite) Type() string   { return "float" }
-func (f finite) Set(s string) error {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return errors.New("not a finite number")
-	}
-	*f.p = v
-	return nil
-}
-
-// onceVar binds a string flag that may be given once; floatVar a float
-// flag that must be finite.
+// onceVar binds a string flag that may be given once.
 func onceVar(fl *pflag.FlagSet, p *string, name, value, usage string) {
 	*p = value
 	fl.Var(&once{p: p}, name, usage)
-}
-
-func floatVar(fl *pflag.FlagSet, p *float64, name string, value float64, usage string) {
-	*p = value
-	fl.Var(finite{p}, name, usage)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/serve"
 )
 
@@ -69,22 +70,22 @@ func (o *serveOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; :8080 for every interface)")
 	fl.StringVar(&o.grpcAddr, "grpc-addr", "", "address of the gRPC service (host:port, or a bare port for 127.0.0.1:port); off when empty")
 	fl.StringArrayVar(&o.models, "model", nil, "model file to serve, PATH or NAME=PATH (repeat for several)")
-	fl.Int64Var(&o.maxBody, "max-body-bytes", serve.DefaultMaxBodyBytes, "largest request body (413 beyond)")
-	fl.IntVar(&o.maxRows, "max-rows", serve.DefaultMaxRows, "most rows in one request (413 beyond)")
-	fl.DurationVar(&o.requestTimeout, "request-timeout", serve.DefaultRequestTimeout, "time to read a request body and answer it")
-	fl.DurationVar(&o.readHeaderTimeout, "read-header-timeout", serve.DefaultReadHeaderTimeout, "time to read a request header; slower clients are disconnected")
-	fl.DurationVar(&o.idleTimeout, "idle-timeout", serve.DefaultIdleTimeout, "how long a keep-alive connection waits for its next request")
-	fl.DurationVar(&o.shutdownTimeout, "shutdown-timeout", serve.DefaultShutdownTimeout, "how long a shutdown waits for requests in flight")
+	int64Var(fl, &o.maxBody, "max-body-bytes", serve.DefaultMaxBodyBytes, intRange(1, 1<<40), "largest request body (413 beyond)")
+	intVar(fl, &o.maxRows, "max-rows", serve.DefaultMaxRows, intRange(1, limits.MaxElements), "most rows in one request (413 beyond)")
+	durationVar(fl, &o.requestTimeout, "request-timeout", serve.DefaultRequestTimeout, timeout, "time to read a request body and answer it")
+	durationVar(fl, &o.readHeaderTimeout, "read-header-timeout", serve.DefaultReadHeaderTimeout, timeout, "time to read a request header; slower clients are disconnected")
+	durationVar(fl, &o.idleTimeout, "idle-timeout", serve.DefaultIdleTimeout, timeout, "how long a keep-alive connection waits for its next request")
+	durationVar(fl, &o.shutdownTimeout, "shutdown-timeout", serve.DefaultShutdownTimeout, timeout, "how long a shutdown waits for requests in flight")
 	fl.BoolVar(&o.noBatch, "no-batch", false, "compute every request alone instead of batching concurrent requests")
-	fl.DurationVar(&o.batchWait, "batch-wait", serve.DefaultBatchWait, "how long a batch waits for requests still being read (0: batch only what is queued)")
-	fl.IntVar(&o.maxBatchRows, "max-batch-rows", serve.DefaultMaxBatchRows, "most rows in one batched feature pass")
-	fl.IntVar(&o.batchWorkers, "batch-workers", 0, "batch workers per model (default: the number of CPUs)")
+	durationVar(fl, &o.batchWait, "batch-wait", serve.DefaultBatchWait, domain{lo: 0, hi: 1}.withUnit("seconds"), "how long a batch waits for requests still being read (0: batch only what is queued)")
+	intVar(fl, &o.maxBatchRows, "max-batch-rows", serve.DefaultMaxBatchRows, intRange(1, limits.MaxElements), "most rows in one batched feature pass")
+	intVar(fl, &o.batchWorkers, "batch-workers", 0, intRange(1, 4096).orZero("the number of CPUs"), "batch workers per model")
 	fl.BoolVar(&o.enableRepository, "enable-repository", false, "turn the repository endpoints (index, load) on: clients can make the server reload model files")
 	fl.BoolVar(&o.noRepository, "no-repository", false, "the repository endpoints are off unless --enable-repository")
 	if err := fl.MarkDeprecated("no-repository", "the repository endpoints are off by default; --enable-repository turns them on"); err != nil {
 		panic(err) // the flag is defined just above
 	}
-	fl.DurationVar(&o.reloadTimeout, "reload-timeout", serve.DefaultReloadTimeout, "time to read a model file (at start and on every reload)")
+	durationVar(fl, &o.reloadTimeout, "reload-timeout", serve.DefaultReloadTimeout, timeout, "time to read a model file (at start and on every reload)")
 	fl.BoolVar(&o.allowSignatureChange, "allow-signature-change", false, "let reloads replace a model by one with other inputs or outputs")
 	fl.StringSliceVar(&o.allowedHosts, "allowed-hosts", nil, "host names (or host:port) a loopback server answers besides localhost and loopback addresses; * for any")
 	fl.StringVar(&o.logFormat, "log-format", "text", "log format: text or json (to standard error)")

@@ -43,14 +43,14 @@ func newSNNK() *cobra.Command {
 
 func (o *snnkOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.which, "study", "pointwise", "pointwise, bundle or classify")
-	fl.IntSliceVar(&o.features, "features", []int{8, 16, 32, 64, 128, 256, 512, 1024}, "feature counts m (pointwise, bundle)")
-	fl.IntVar(&o.draws, "draws", 500, "independent draws (pointwise)")
+	intsVar(fl, &o.features, "features", []int{8, 16, 32, 64, 128, 256, 512, 1024}, dim, "feature counts m (pointwise, bundle)")
+	intVar(fl, &o.draws, "draws", 500, count, "independent draws (pointwise)")
 	fl.StringSliceVar(&o.data, "data", []string{"../shared/data/digits.csv", "letter"}, "CSV files or letter (classify)")
-	fl.IntVar(&o.hidden, "hidden", 64, "hidden width (classify)")
-	fl.IntVar(&o.m, "m", 16, "random features per SNNK tower (classify)")
-	fl.IntVar(&o.epochs, "epochs", 30, "training epochs (classify)")
-	fl.IntVar(&o.seeds, "seeds", 3, "seeds (classify)")
-	fl.Uint64Var(&o.seed, "seed", 0, "base seed")
+	intVar(fl, &o.hidden, "hidden", 64, dim, "hidden width (classify)")
+	intVar(fl, &o.m, "m", 16, dim, "random features per SNNK tower (classify)")
+	intVar(fl, &o.epochs, "epochs", 30, count, "training epochs (classify)")
+	intVar(fl, &o.seeds, "seeds", 3, count, "seeds (classify)")
+	seedVar(fl, &o.seed, "seed", 0, "base seed")
 	fl.StringVar(&o.plot, "plot", "", "PNG plot (pointwise)")
 	fl.BoolVar(&o.json, "json", false, "print JSON")
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kernelkit/kernelkit/device"
+	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/report"
 	"github.com/kernelkit/kernelkit/study/ski"
 )
@@ -40,13 +41,13 @@ func newToeplitz() *cobra.Command {
 }
 
 func (o *toeplitzOptions) bind(fl *pflag.FlagSet) {
-	fl.IntVar(&o.d, "d", 64, "channels")
-	fl.IntVar(&o.r, "r", 64, "SKI inducing points")
-	fl.IntVar(&o.m, "m", 32, "sparse filter width")
-	floatVar(fl, &o.lambda, "lambda", 0.99, "inverse time warp λ at n = 512 (λ^(512/n) at length n)")
-	fl.IntVar(&o.maxN, "max-n", 1<<20, "longest sequence in the timing study")
-	fl.IntVar(&o.maxDense, "max-dense", 4096, "longest sequence for the dense O(n²) product")
-	fl.Uint64Var(&o.seed, "seed", 0, "random seed")
+	intVar(fl, &o.d, "d", 64, dim, "channels")
+	intVar(fl, &o.r, "r", 64, intRange(2, limits.MaxDim), "SKI inducing points")
+	intVar(fl, &o.m, "m", 32, dim, "sparse filter width")
+	floatVar(fl, &o.lambda, "lambda", 0.99, unitOpen, "inverse time warp λ at n = 512 (λ^(512/n) at length n)")
+	intVar(fl, &o.maxN, "max-n", 1<<20, dim, "longest sequence in the timing study")
+	intVar(fl, &o.maxDense, "max-dense", 4096, dim, "longest sequence for the dense O(n²) product")
+	seedVar(fl, &o.seed, "seed", 0, "random seed")
 	fl.BoolVar(&o.noTiming, "no-timing", false, "skip the timing study")
 	fl.BoolVar(&o.noDiag, "no-diagnostics", false, "skip the error and decay diagnostics")
 	fl.StringVar(&o.plot, "plot", "", "PNG plot of the impulse responses")

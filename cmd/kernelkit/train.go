@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/kernelkit/kernelkit/internal/atomicfile"
+	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/nn"
 	"github.com/kernelkit/kernelkit/report"
 	"github.com/kernelkit/kernelkit/tasks"
@@ -19,12 +19,11 @@ import (
 )
 
 type trainOptions struct {
-	job       train.Job
-	adapter   string
-	plot      string
-	json      bool
-	cpuProf   string
-	maxMemory string
+	job     train.Job
+	adapter string
+	plot    string
+	json    bool
+	cpuProf string
 }
 
 func newTrainCmd() *cobra.Command {
@@ -45,7 +44,7 @@ func newTrainCmd() *cobra.Command {
 			"--init-from A --adapter snnk|bottleneck --freeze. --model performer --feature-map simrf|oprf|sderf\n" +
 			"picks the Performer's random features (docs/estimators.md). Before any data is generated or read, the\n" +
 			"memory the run implies (data, parameters with their optimiser state, a step's activations)\n" +
-			"is estimated and a run above --max-memory (default 8GiB) is refused.",
+			"is estimated and a run above --max-memory (a flag of every command, default 8GiB) is refused.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -58,85 +57,61 @@ func (o *trainOptions) bind(fl *pflag.FlagSet) {
 	m := &j.Model
 	fl.StringVar(&j.Task, "task", train.TaskListOps, "generated task: listops or recall")
 	fl.StringVar(&m.Kind, "model", nn.KindTNN, "model: "+strings.Join(nn.Kinds, ", ")+" (hrf: Transformer with angular hybrid random feature attention)")
-	fl.IntVar(&m.Length, "length", 256, "sequence length (longer sequences are truncated, shorter padded)")
-	fl.IntVar(&m.Width, "width", 32, "model width")
-	fl.IntVar(&m.Depth, "depth", 2, "number of blocks")
-	fl.IntVar(&m.Heads, "heads", 2, "attention heads (performer, transformer)")
-	fl.IntVar(&m.Hidden, "hidden", 0, "GLU / FFN hidden width (0: 2·width)")
-	fl.IntVar(&m.Expand, "expand", 1, "GTU expansion ratio (TNN kinds)")
-	fl.IntVar(&m.RPEHidden, "rpe-hidden", 32, "RPE MLP hidden units (tnn, fd-tnn)")
-	fl.IntVar(&m.RPELayers, "rpe-layers", 1, "RPE MLP hidden layers (tnn, fd-tnn)")
+	intVar(fl, &m.Length, "length", 256, dim, "sequence length (longer sequences are truncated, shorter padded)")
+	intVar(fl, &m.Width, "width", 32, dim, "model width")
+	intVar(fl, &m.Depth, "depth", 2, intRange(1, nn.MaxDepth), "number of blocks")
+	intVar(fl, &m.Heads, "heads", 2, dim, "attention heads (performer, transformer)")
+	intVar(fl, &m.Hidden, "hidden", 0, dim.orZero("2·width"), "GLU / FFN hidden width")
+	intVar(fl, &m.Expand, "expand", 1, dim, "GTU expansion ratio (TNN kinds)")
+	intVar(fl, &m.RPEHidden, "rpe-hidden", 32, dim, "RPE MLP hidden units (tnn, fd-tnn)")
+	intVar(fl, &m.RPELayers, "rpe-layers", 1, intRange(1, nn.MaxRPELayers), "RPE MLP hidden layers (tnn, fd-tnn)")
 	fl.StringVar(&m.RPEAct, "rpe-act", "relu", "RPE MLP activation: relu, gelu or silu")
-	floatVar(fl, &m.Lambda, "lambda", 0.99, "decay bias λ (tnn) and time-warp λ (ski-tnn)")
-	fl.IntVar(&m.SKIRank, "ski-rank", 0, "SKI inducing points r (0: min(32, length))")
-	fl.IntVar(&m.SKIFilter, "ski-filter", 16, "SKI sparse filter width m")
-	fl.IntVar(&m.SKIGrid, "ski-grid", 33, "grid points of the SKI piecewise linear RPE (odd)")
-	fl.IntVar(&m.Features, "features", 32, "FAVOR+ random features per head")
+	floatVar(fl, &m.Lambda, "lambda", 0.99, unitOpen, "decay bias λ (tnn) and time-warp λ (ski-tnn)")
+	intVar(fl, &m.SKIRank, "ski-rank", 0, intRange(2, limits.MaxDim).orZero("min(32, length)"), "SKI inducing points r (at most the length)")
+	intVar(fl, &m.SKIFilter, "ski-filter", 16, dim, "SKI sparse filter width m")
+	intVar(fl, &m.SKIGrid, "ski-grid", 33, intRange(3, limits.MaxDim), "grid points of the SKI piecewise linear RPE (odd)")
+	intVar(fl, &m.Features, "features", 32, dim, "FAVOR+ random features per head")
 	fl.StringVar(&m.FeatureMap, "feature-map", nn.FeatureFavor, "performer's feature family: favor+ (orthogonal FAVOR+), simrf (simplex-coupled directions), "+
 		"oprf (FAVOR++) or sderf (FAVOR#); oprf and sderf fit their parameters to each sequence's and head's queries and keys every step, as constants to the gradient")
-	fl.IntVar(&m.HRFM, "hrf-m", 0, "hrf: projections of each base estimator, positive and trigonometric (0: FLOP-matched to --features, hybrid.MatchFLOPs)")
-	fl.IntVar(&m.HRFN, "hrf-n", 0, "hrf: sgn projections of the angular λ (0: FLOP-matched); 4·m·(1+n) features per head")
-	floatVar(fl, &m.QKNorm, "qk-norm", 0, "attention kinds: L2-normalise queries and keys so that the logits are r²·cos θ (0: 1 for hrf, none otherwise; negative: none)")
-	fl.IntVar(&j.Redraw, "redraw", 0, "redraw the FAVOR+ / HRF features every this many steps (0: never)")
-	fl.IntVar(&m.Chunk, "chunk", 64, "chunk length of causal FAVOR+ and HRF attention")
+	intVar(fl, &m.HRFM, "hrf-m", 0, dim.orZero("FLOP-matched to --features, hybrid.MatchFLOPs"), "hrf: projections of each base estimator, positive and trigonometric")
+	intVar(fl, &m.HRFN, "hrf-n", 0, dim.orZero("FLOP-matched"), "hrf: sgn projections of the angular λ; 4·m·(1+n) features per head")
+	floatVar(fl, &m.QKNorm, "qk-norm", 0, domain{lo: -1, hi: 1e6}.orZero("1 for hrf, none otherwise"), "attention kinds: L2-normalise queries and keys so that the logits are r²·cos θ (−1: none)")
+	intVar(fl, &j.Redraw, "redraw", 0, count.orZero("never"), "redraw the FAVOR+ / HRF features every this many steps")
+	intVar(fl, &m.Chunk, "chunk", 64, dim, "chunk length of causal FAVOR+ and HRF attention")
 	fl.BoolVar(&m.Causal, "causal", false, "causal token mixing (not ski-tnn)")
 	fl.StringVar(&o.adapter, "adapter", "none", "adapters: none, bottleneck or snnk")
-	fl.IntVar(&m.AdapterSize, "adapter-size", 16, "bottleneck width or SNNK random features")
-	fl.Uint64Var(&m.AdapterSeed, "adapter-seed", 0, "seed of the SNNK adapter towers")
+	intVar(fl, &m.AdapterSize, "adapter-size", 16, dim, "bottleneck width or SNNK random features")
+	seedVar(fl, &m.AdapterSeed, "adapter-seed", 0, "seed of the SNNK adapter towers")
 	fl.BoolVar(&m.FreezeBackbone, "freeze", false, "train only the adapters and the classifier")
-	fl.IntVar(&j.Steps, "steps", 200, "optimiser steps (a resumed run continues up to this number)")
-	fl.IntVar(&j.Batch, "batch", 16, "mini-batch size")
-	floatVar(fl, &j.LR, "lr", 1e-3, "peak learning rate (AdamW)")
-	floatVar(fl, &j.WeightDecay, "weight-decay", 0.01, "AdamW weight decay")
-	fl.IntVar(&j.Warmup, "warmup", 20, "linear warm-up steps before the cosine decay")
-	fl.Uint64Var(&j.Seed, "seed", 1, "seed of the initialisation, random features and batch order")
-	fl.Uint64Var(&j.DataSeed, "data-seed", 1, "seed of the generated data: the sets are consecutive rows of its one stream (train, then evaluation, then test), so other sizes with the same seed reuse rows")
-	fl.IntVar(&j.NTrain, "n-train", 2000, "generated training samples")
-	fl.IntVar(&j.NEval, "n-eval", 200, "generated evaluation samples")
-	fl.IntVar(&j.NTest, "n-test", 500, "generated test samples")
-	fl.IntVar(&j.ListOpsMin, "listops-min", 0, "ListOps: keep lengths > this (0 with --listops-max 0: length/4)")
-	fl.IntVar(&j.ListOpsMax, "listops-max", 0, "ListOps: keep lengths < this (0: length)")
-	fl.IntVar(&j.Pairs, "pairs", 8, "recall: key-value pairs per sequence")
-	fl.IntVar(&j.EvalEvery, "eval-every", 0, "evaluate every this many steps (0: at the end)")
+	intVar(fl, &j.Steps, "steps", 200, intRange(0, limits.MaxCount), "optimiser steps (a resumed run continues up to this number)")
+	intVar(fl, &j.Batch, "batch", 16, dim, "mini-batch size")
+	floatVar(fl, &j.LR, "lr", 1e-3, positiveFloat, "peak learning rate (AdamW)")
+	floatVar(fl, &j.WeightDecay, "weight-decay", 0.01, nonNegFloat, "AdamW weight decay")
+	intVar(fl, &j.Warmup, "warmup", 20, intRange(0, limits.MaxCount), "linear warm-up steps before the cosine decay")
+	seedVar(fl, &j.Seed, "seed", 1, "seed of the initialisation, random features and batch order")
+	seedVar(fl, &j.DataSeed, "data-seed", 1, "seed of the generated data: the sets are consecutive rows of its one stream (train, then evaluation, then test), so other sizes with the same seed reuse rows")
+	intVar(fl, &j.NTrain, "n-train", 2000, rows, "generated training samples")
+	intVar(fl, &j.NEval, "n-eval", 200, rows, "generated evaluation samples")
+	intVar(fl, &j.NTest, "n-test", 500, rows, "generated test samples")
+	intVar(fl, &j.ListOpsMin, "listops-min", 0, dim.orZero("length/4 with --listops-max 0, else none"), "ListOps: keep lengths > this")
+	intVar(fl, &j.ListOpsMax, "listops-max", 0, dim.orZero("the length"), "ListOps: keep lengths < this")
+	intVar(fl, &j.Pairs, "pairs", 8, dim, "recall: key-value pairs per sequence")
+	intVar(fl, &j.EvalEvery, "eval-every", 0, count.orZero("at the end"), "evaluate every this many steps")
 	fl.StringVar(&j.TrainFile, "train", "", "training data, LRA TSV (instead of --task)")
 	fl.StringVar(&j.EvalFile, "eval", "", "evaluation data, LRA TSV")
 	fl.StringVar(&j.TestFile, "test", "", "test data, LRA TSV")
 	fl.StringVar(&j.WriteData, "write-data", "", "directory to write the generated sets to as LRA TSV files (created if missing; --steps 0 trains nothing)")
 	fl.StringVar(&j.Checkpoint, "checkpoint", "", "checkpoint file: resumed from when it exists, written during and after training")
-	fl.IntVar(&j.CheckpointEvery, "checkpoint-every", 0, "write the checkpoint every this many steps (0: at the end)")
+	intVar(fl, &j.CheckpointEvery, "checkpoint-every", 0, count.orZero("at the end"), "write the checkpoint every this many steps")
 	fl.StringVar(&j.InitFrom, "init-from", "", "checkpoint of a pre-trained model to fine-tune (embeddings and blocks)")
 	fl.BoolVar(&j.EvaluateOnly, "evaluate", false, "evaluate the --checkpoint model on --test (or --eval) without training")
 	fl.StringVar(&j.Analog, "analog", "", "also evaluate a performer with its FAVOR+ projections on emulated analog crossbars: ideal or pcm (analog paper, Table I)")
-	fl.Uint64Var(&j.AnalogSeed, "analog-seed", 1, "seed of the emulated PCM noise (--analog pcm)")
-	fl.IntVar(&j.AnalogCalibration, "analog-calibration", 64, "training examples whose feature-map inputs calibrate the crossbars (--analog)")
+	seedVar(fl, &j.AnalogSeed, "analog-seed", 1, "seed of the emulated PCM noise (--analog pcm)")
+	intVar(fl, &j.AnalogCalibration, "analog-calibration", 64, dim, "training examples whose feature-map inputs calibrate the crossbars (--analog)")
 	fl.StringVar(&j.Backend, "backend", train.BackendCPU, "engine: cpu (native, on BLAS) or a GoMLX backend configuration ("+nn.DefaultBackend+", xla:cuda where linked in)")
 	fl.StringVar(&o.plot, "plot", "", "PNG plot of the training loss (and of the evaluation accuracy, as NAME-acc.png, with --eval-every)")
 	fl.BoolVar(&o.json, "json", false, "print JSON")
 	fl.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
-	fl.StringVar(&o.maxMemory, "max-memory", "8GiB", "memory budget: refuse a run whose data, parameters and activations are estimated above it (bytes, or with a unit: KiB, MiB, GiB, TiB; KB, MB, GB, TB)")
-}
-
-// parseBytes parses a memory size: a non-negative decimal number with an
-// optional unit (K, M, G, T or KiB… binary; KB, MB, GB, TB decimal; B).
-func parseBytes(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	mult := 1.0
-	for _, u := range []struct {
-		suffix string
-		m      float64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
-		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
-		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.m
-			break
-		}
-	}
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || !(v > 0) || v*mult >= 1<<62 || strings.ContainsAny(t, "xXpP_") || strings.EqualFold(t, "inf") || strings.EqualFold(t, "infinity") {
-		return 0, fmt.Errorf("--max-memory %.40q is not a positive size such as 8GiB or 512MiB", s)
-	}
-	return int64(v * mult), nil
 }
 
 func (o *trainOptions) run(cmd *cobra.Command) error {
@@ -148,11 +123,7 @@ func (o *trainOptions) run(cmd *cobra.Command) error {
 	default:
 		j.Model.Adapter = o.adapter
 	}
-	budget, err := parseBytes(o.maxMemory)
-	if err != nil {
-		return err
-	}
-	j.MaxMemory = budget
+	j.MaxMemory = memoryBudget(cmd)
 	j.Warn = func(msg string) error { return notice(cmd, "warning: %s", msg) }
 	update, finish := progress("train " + j.Model.Kind)
 	j.Progress = func(p train.Progress) { update(p.Step, p.Steps) }

@@ -19,11 +19,11 @@ import (
 // has it wired in) and returns its standard output.
 func runTrain(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := newTrainCmd()
+	cmd := newRoot() // train with the root's persistent flags (--max-memory)
 	var out, errb bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&errb)
-	cmd.SetArgs(args)
+	cmd.SetArgs(append([]string{"train"}, args...))
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	err := cmd.Execute()
 	return out.String(), err
@@ -146,11 +146,11 @@ func TestTrainHRFCommand(t *testing.T) {
 // runTrainStderr is runTrain returning standard error too.
 func runTrainStderr(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	cmd := newTrainCmd()
+	cmd := newRoot() // train with the root's persistent flags (--max-memory)
 	var out, errb bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&errb)
-	cmd.SetArgs(args)
+	cmd.SetArgs(append([]string{"train"}, args...))
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	err = cmd.Execute()
 	return out.String(), errb.String(), err
@@ -167,7 +167,7 @@ func TestTrainMemoryBudget(t *testing.T) {
 	}{
 		{[]string{"--task", "recall", "--n-train", "16000000", "--length", "1024"}, "data 95."},
 		{[]string{"--length", "16777216"}, "activations of a step"},
-		{[]string{"--depth", "16777216"}, "parameters and optimiser state"},
+		{[]string{"--depth", "1024", "--width", "4096"}, "parameters and optimiser state"},
 		{[]string{"--batch", "16777216", "--length", "16"}, "activations of a step"},
 		{[]string{"--model", "transformer", "--length", "11264"}, "attention scores 16×2×11264×11264"},
 	} {
