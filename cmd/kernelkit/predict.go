@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -143,16 +144,17 @@ func (o *predictOptions) run(cmd *cobra.Command) error {
 		}
 	}
 	if o.scores && classify {
-		for j := range k {
-			header += ",score" + strconv.Itoa(j)
+		// Appended in place: concatenating strings copied the header once
+		// per class (13 s for 65,536 classes).
+		b := model.AppendClassColumns([]byte(header), "score", k)
+		if probs != nil {
+			b = model.AppendClassColumns(b, "prob", k)
 		}
-		for j := 0; probs != nil && j < k; j++ {
-			header += ",prob" + strconv.Itoa(j)
-		}
+		header = string(b)
 	}
 	pred := linear.Argmax(s)
 	if err := writeOut(cmd, o.out, func(w io.Writer) error {
-		return writeRows(w, header, ds.Rows(), func(b []byte, i int) []byte {
+		return writeRows(commandContext(cmd), w, header, ds.Rows(), func(b []byte, i int) []byte {
 			if !classify {
 				for j, v := range s.RawRowView(i) {
 					if j > 0 {
@@ -258,7 +260,7 @@ func newTransform() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	fl := cmd.Flags()
-	o.feat.bind(fl, dim)
+	o.feat.bind(fl)
 	o.bind(fl, "use this model's scaler and feature map", "name of a label column to drop")
 	fl.BoolVar(&o.scaled, "scaled", false, "write row-scaled features and a log_scale column (exponential maps never overflow)")
 	fl.StringVar(&o.device, "device", device.Host, deviceUsage("the features"))
@@ -334,7 +336,7 @@ func (o *transformOptions) run(cmd *cobra.Command) error {
 		header = append(header, ",log_scale"...)
 	}
 	return writeOut(cmd, o.out, func(w io.Writer) error {
-		return writeRows(w, string(header), n, func(b []byte, i int) []byte {
+		return writeRows(commandContext(cmd), w, string(header), n, func(b []byte, i int) []byte {
 			for j, v := range z.RawRowView(i) {
 				if j > 0 {
 					b = append(b, ',')
@@ -369,11 +371,17 @@ func (o *transformOptions) newMap(fl *pflag.FlagSet, ds *data.Dataset) (features
 }
 
 // writeRows writes a header line and the n lines that row appends to a
-// buffer, through a buffered writer whose errors it returns.
-func writeRows(w io.Writer, header string, n int, row func(b []byte, i int) []byte) error {
+// buffer, through a buffered writer whose errors it returns. It stops with
+// the context's error once ctx is done (SIGINT or SIGTERM), checked before
+// every line, so that an interrupted command stops within a row's work
+// whether it writes to a file or to standard output.
+func writeRows(ctx context.Context, w io.Writer, header string, n int, row func(b []byte, i int) []byte) error {
 	bw := bufio.NewWriter(w)
 	b := append([]byte(header), '\n')
 	for i := 0; ; i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if _, err := bw.Write(b); err != nil {
 			return err
 		}
@@ -382,4 +390,13 @@ func writeRows(w io.Writer, header string, n int, row func(b []byte, i int) []by
 		}
 		b = append(row(b[:0], i), '\n')
 	}
+}
+
+// commandContext returns the command's context (cancelled by SIGINT and
+// SIGTERM), or the background context when it has none.
+func commandContext(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
 }
