@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/internal/limits"
 )
 
@@ -28,7 +29,9 @@ type Stats struct {
 
 // NewStats returns the statistics of the rows of x (queries) and y (keys).
 // Rows must be finite; x and y must have the same number of columns and at
-// least one row each.
+// least one row each. Rows whose second moments overflow float64 (norms
+// beyond about 1.3e154, where ‖x‖² is not representable) give an error
+// wrapping features.ErrOverflow: no fit of the family exists for them.
 func NewStats(x, y *mat.Dense) (*Stats, error) {
 	if x == nil || y == nil {
 		return nil, errors.New("prf: statistics need queries and keys")
@@ -73,7 +76,54 @@ func moments(x *mat.Dense) ([]float64, *mat.SymDense, error) {
 	}
 	m := mat.NewSymDense(d, nil)
 	m.SymRankK(m, 1/float64(n), x.T())
+	for _, v := range m.RawSymmetric().Data {
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return nil, nil, fmt.Errorf("prf: the second moments of the rows overflow float64 (row norms beyond about 1.3e154): %w", features.ErrOverflow)
+		}
+	}
+	for _, v := range mean {
+		if math.IsInf(v, 0) {
+			return nil, nil, fmt.Errorf("prf: the mean of the rows overflows float64: %w", features.ErrOverflow)
+		}
+	}
 	return mean, m, nil
+}
+
+// check returns an error unless the statistics are usable by the fits:
+// the sizes agree with D, every value is finite and the pair moment
+// M_x + M_y + μ_xμ_yᵀ + μ_yμ_xᵀ is representable in float64 (an error
+// wrapping features.ErrOverflow when it is not).
+func (s *Stats) check() error {
+	if s == nil {
+		return errors.New("prf: the fit needs query and key statistics")
+	}
+	d := s.D
+	if len(s.MeanX) != d || len(s.MeanY) != d || s.MomentX == nil || s.MomentY == nil ||
+		s.MomentX.SymmetricDim() != d || s.MomentY.SymmetricDim() != d {
+		return fmt.Errorf("prf: statistics of inconsistent sizes (D = %d)", d)
+	}
+	for _, v := range [][]float64{s.MeanX, s.MeanY, s.MomentX.RawSymmetric().Data, s.MomentY.RawSymmetric().Data} {
+		for _, x := range v {
+			if math.IsNaN(x) {
+				return errors.New("prf: statistics with a NaN value")
+			}
+			if math.IsInf(x, 0) {
+				return fmt.Errorf("prf: statistics with an infinite value: %w", features.ErrOverflow)
+			}
+		}
+	}
+	for i := 0; i < d; i++ {
+		for j := i; j < d; j++ {
+			v := s.MomentX.At(i, j) + s.MomentY.At(i, j) + s.MeanX[i]*s.MeanY[j] + s.MeanY[i]*s.MeanX[j]
+			if math.IsInf(v, 0) || math.IsNaN(v) {
+				return fmt.Errorf("prf: the pair moment M_x + M_y + μ_xμ_yᵀ + μ_yμ_xᵀ overflows float64: %w", features.ErrOverflow)
+			}
+		}
+	}
+	if math.IsInf(s.PairNorm(), 0) {
+		return fmt.Errorf("prf: the mean ‖x + y‖² overflows float64: %w", features.ErrOverflow)
+	}
+	return nil
 }
 
 // IsotropicStats returns the statistics of centred queries and keys of
@@ -88,6 +138,9 @@ func IsotropicStats(d int, r float64) (*Stats, error) {
 	}
 	if !(r >= 0) || math.IsInf(r, 0) {
 		return nil, fmt.Errorf("prf: typical norm must be finite and non-negative, got %v", r)
+	}
+	if math.IsInf(r*r, 0) {
+		return nil, fmt.Errorf("prf: typical norm %v: its square overflows float64 (norms up to about 1.3e154): %w", r, features.ErrOverflow)
 	}
 	m := mat.NewSymDense(d, nil)
 	for i := 0; i < d; i++ {
@@ -130,14 +183,20 @@ func (s *Stats) PairNorm() float64 {
 // k·log(1−4A) − (k/2)·log(1−8A) + sum/(1−8A) (the homogeneity heuristic,
 // exact for that objective, DERF paper Sec. 3). The second form, used
 // here, has no cancellation for small or large φ: A* = −φ + O(φ²) near 0
-// (A* = 0 is FAVOR+) and A* ≈ −φ/4 for large φ. A* < 0 for φ > 0, so the
-// features are bounded in ω.
+// (A* = 0 is FAVOR+) and A* ≈ −φ/4 for large φ; beyond φ = 1e150 the
+// square root is taken as a hypotenuse, so it does not overflow before φ
+// does. A* < 0 for
+// φ > 0, so the features are bounded in ω. sum must be finite (0 is
+// returned for sum ≤ 0 or NaN).
 func OptimalA(sum float64, k int) float64 {
 	if !(sum > 0) || k <= 0 {
 		return 0
 	}
 	phi := sum / float64(k)
 	r := math.Sqrt((2*phi+1)*(2*phi+1) + 8*phi)
+	if phi > 1e150 { // (2φ+1)² would overflow
+		r = math.Hypot(2*phi+1, math.Sqrt(8*phi))
+	}
 	return -phi / (1 + (12*phi+1)/(2*phi+r))
 }
 
@@ -154,6 +213,9 @@ func FitOPRF(s *Stats) float64 { return OptimalA(s.PairNorm(), s.D) }
 // orthogonal) in which they act: f(ω, x) = D·exp(Σ_l a_l ω_l² +
 // Σ_l √(1−4a_l)·ω_l(Qᵀx)_l − ‖x‖²/2).
 func FitSDERF(s *Stats) (a []float64, basis *mat.Dense, err error) {
+	if err := s.check(); err != nil {
+		return nil, nil, err
+	}
 	var es mat.EigenSym
 	if !es.Factorize(s.PairMoment(), true) {
 		return nil, nil, errors.New("prf: the eigendecomposition of the pair moment did not converge")
@@ -186,6 +248,9 @@ const ridgeRel = 1e-6
 // minimise the mean ‖Px + P⁻ᵀy‖² to 2·tr Σ + 2μ_xᵀμ_y, and a =
 // OptimalA(that, d). The moments are ridged (ridgeRel) first.
 func FitADERF(s *Stats) (p, pinvT *mat.Dense, a float64, err error) {
+	if err := s.check(); err != nil {
+		return nil, nil, 0, err
+	}
 	rx, rxInv, err := sqrtFactor(s.MomentX)
 	if err != nil {
 		return nil, nil, 0, err
@@ -223,6 +288,16 @@ func FitADERF(s *Stats) (p, pinvT *mat.Dense, a float64, err error) {
 	sum := 2 * tr
 	for i := 0; i < d; i++ {
 		sum += 2 * s.MeanX[i] * s.MeanY[i]
+	}
+	for _, m := range []*mat.Dense{p, pinvT} {
+		for _, v := range m.RawMatrix().Data {
+			if math.IsInf(v, 0) || math.IsNaN(v) {
+				return nil, nil, 0, fmt.Errorf("prf: the asymmetric transform overflows float64 (moments of very different scales): %w", features.ErrOverflow)
+			}
+		}
+	}
+	if math.IsInf(sum, 0) || math.IsNaN(sum) {
+		return nil, nil, 0, fmt.Errorf("prf: the fitted mean ‖Px + P⁻ᵀy‖² overflows float64: %w", features.ErrOverflow)
 	}
 	return p, pinvT, OptimalA(math.Max(sum, 0), d), nil
 }

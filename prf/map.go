@@ -93,8 +93,8 @@ func New(cfg Config, st *Stats) (*Map, error) {
 	if fam != OPRF && fam != SDERF {
 		return nil, fmt.Errorf("prf: unknown symmetric family %q (want %s or %s)", cfg.Family, OPRF, SDERF)
 	}
-	if st == nil {
-		return nil, errors.New("prf: the fit needs query and key statistics")
+	if err := st.check(); err != nil {
+		return nil, err
 	}
 	w, name, err := cfg.draw(st.D)
 	if err != nil {
@@ -109,6 +109,9 @@ func New(cfg Config, st *Stats) (*Map, error) {
 func (mp *Map) Fit(st *Stats) (*Map, error) {
 	if st == nil || st.D != mp.spec.InputDim {
 		return nil, errors.New("prf: statistics of another dimension")
+	}
+	if err := st.check(); err != nil {
+		return nil, err
 	}
 	s := mp.spec
 	s.Basis = nil
@@ -294,6 +297,15 @@ func (mp *Map) Variance(x, y []float64) float64 {
 	return iidVariance(logSecondMoment(mp.spec.A, u, v), dot(x, y), mp.spec.M)
 }
 
+// RelativeVariance returns Variance(x, y)/exp(2xᵀy), computed as
+// expm1(log E[f²f'²] − 2xᵀy)/m without forming either factor, so that it
+// is finite wherever the ratio is (Variance overflows once exp(2xᵀy)
+// does, beyond xᵀy ≈ 355).
+func (mp *Map) RelativeVariance(x, y []float64) float64 {
+	u, v := apply(mp.basis, x), apply(mp.basis, y)
+	return math.Expm1(logSecondMoment(mp.spec.A, u, v)-2*dot(x, y)) / float64(mp.spec.M)
+}
+
 // Bound returns the supremum over ω of every feature of x,
 // m^(−1/2)·D·exp(Σ_l (1−4a_l)u_l²/(−4a_l) − ‖u‖²/2) with u = Tx: the
 // features are bounded when every a_l < 0 (the fitted OPRF and SDERF
@@ -336,8 +348,8 @@ func NewPair(cfg Config, st *Stats) (*Pair, error) {
 	if f := strings.ToLower(cfg.Family); f != "" && f != ADERF {
 		return nil, fmt.Errorf("prf: NewPair builds %s, not %q", ADERF, cfg.Family)
 	}
-	if st == nil {
-		return nil, errors.New("prf: the fit needs query and key statistics")
+	if err := st.check(); err != nil {
+		return nil, err
 	}
 	w, name, err := cfg.draw(st.D)
 	if err != nil {
@@ -350,6 +362,9 @@ func NewPair(cfg Config, st *Stats) (*Pair, error) {
 func (pr *Pair) Fit(st *Stats) (*Pair, error) {
 	if st == nil || st.D != pr.InputDim() {
 		return nil, errors.New("prf: statistics of another dimension")
+	}
+	if err := st.check(); err != nil {
+		return nil, err
 	}
 	p, pinvT, a, err := FitADERF(st)
 	if err != nil {
@@ -456,4 +471,15 @@ func (pr *Pair) Variance(x, y []float64) float64 {
 		as[i] = pr.a
 	}
 	return iidVariance(logSecondMoment(as, apply(pr.p, x), apply(pr.pinvT, y)), dot(x, y), pr.Dim())
+}
+
+// RelativeVariance returns Variance(x, y)/exp(2xᵀy) without forming
+// either factor (see Map.RelativeVariance).
+func (pr *Pair) RelativeVariance(x, y []float64) float64 {
+	d := pr.InputDim()
+	as := make([]float64, d)
+	for i := range as {
+		as[i] = pr.a
+	}
+	return math.Expm1(logSecondMoment(as, apply(pr.p, x), apply(pr.pinvT, y))-2*dot(x, y)) / float64(pr.Dim())
 }
