@@ -89,7 +89,13 @@
 // features scaled by exp(−s_i) with s_i the row's largest exponent (the
 // largest feature is 1), which linear attention cancels exactly. The fits
 // are closed forms free of cancellation (OptimalA); large input norms give
-// large φ and A* ≈ −φ/4, never an invalid parameter.
+// large φ and A* ≈ −φ/4, never an invalid parameter. Statistics that are
+// not representable — rows or a typical norm beyond about 1.3e154, whose
+// squares overflow, or a pair moment M_x + M_y + μ_xμ_yᵀ + μ_yμ_xᵀ beyond
+// float64 — give an error wrapping features.ErrOverflow from NewStats,
+// IsotropicStats and every fit. Variance overflows once exp(2xᵀy) does
+// (xᵀy beyond about 355); RelativeVariance, the ratio Var/exp(2xᵀy),
+// does not.
 //
 // # Where the parameters come from
 //

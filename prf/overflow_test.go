@@ -97,3 +97,50 @@ func TestOptimalALargePhi(t *testing.T) {
 		}
 	}
 }
+
+// TestRelativeVariance checks RelativeVariance against Variance/exp(2xᵀy)
+// where both are finite (to 1e-12 relative: the same expm1 with one
+// exponential factored out), and that it stays finite at xᵀy = 400, where
+// exp(2xᵀy) and so Variance overflow.
+func TestRelativeVariance(t *testing.T) {
+	const d = 3
+	x := mat.NewDense(2, d, []float64{0.5, -0.2, 0.3, 0.1, 0.4, -0.6})
+	y := mat.NewDense(2, d, []float64{0.2, 0.3, -0.1, -0.5, 0.2, 0.1})
+	st, err := NewStats(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp, err := New(Config{Family: SDERF, Features: 8, Seed: 2}, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := NewPair(Config{Features: 8, Seed: 2}, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xi, yi := x.RawRowView(0), y.RawRowView(1)
+	e2 := math.Exp(2 * dot(xi, yi))
+	for name, c := range map[string][2]float64{
+		"sderf": {mp.RelativeVariance(xi, yi), mp.Variance(xi, yi) / e2},
+		"aderf": {pr.RelativeVariance(xi, yi), pr.Variance(xi, yi) / e2},
+	} {
+		if math.Abs(c[0]-c[1]) > 1e-12*math.Abs(c[1]) {
+			t.Errorf("%s: RelativeVariance %v, Variance/exp(2xᵀy) %v", name, c[0], c[1])
+		}
+	}
+	// Fitted to inputs of norm 20 (xᵀy = 400), the relative variance is
+	// moderate while exp(2xᵀy) = e^800 is not representable.
+	big := mat.NewDense(1, d, []float64{20, 0, 0})
+	bst, err := NewStats(big, big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bmp, err := New(Config{Family: SDERF, Features: 8, Seed: 2}, bst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := big.RawRowView(0)
+	if v := bmp.RelativeVariance(b, b); math.IsInf(v, 0) || math.IsNaN(v) || !math.IsInf(bmp.Variance(b, b), 1) {
+		t.Errorf("at xᵀy = 400: RelativeVariance %v, Variance %v", v, bmp.Variance(b, b))
+	}
+}
