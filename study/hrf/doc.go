@@ -9,11 +9,23 @@
 // FAVOR+, hyperbolic, the angular, Gaussian, bipolar and clustered hybrids
 // of package hybrid, and the positive maps of package prf), looked up by
 // name with a feature budget D: the plain maps use D features, the hybrids
-// are FLOP-matched to D (hybrid.MatchFLOPs).
+// are FLOP-matched to D (hybrid.MatchFLOPs). The data-fitted maps (oprf,
+// sderf, aderf) are fitted to the inputs of each experiment — the x's as
+// queries and the y's as keys, by their means and second moments, as the
+// FAVOR++ and FAVOR# papers fit them — not to isotropic statistics, under
+// which SDERF and ADERF reduce to OPRF.
+//
+// Input norms are at most MaxNorm (18.82): with |xᵀy| ≤ r² the kernel
+// values lie in [exp(−r²), exp(r²)], and the squared errors (up to
+// 4·exp(2r²)) and relative errors (up to about exp(2r²)) are representable
+// in float64 exactly when 2r² + ln 4 ≤ ln MaxFloat64. Larger norms are
+// refused, and an estimator whose estimates or errors overflow at an
+// accepted norm makes the study return an error wrapping
+// features.ErrOverflow naming it; no study returns NaN or ±Inf.
 //
 // The studies, one per figure or table of the paper:
 //
-//   - Angles: same-length inputs ‖x‖ = ‖y‖ = r ∈ {1, 1.25, 1.5} in R^64 at
+//   - Angles: same-length inputs ‖x‖ = ‖y‖ = r ∈ {1, 1.25, 1.5} (or Radii) in R^64 at
 //     angles θ = 0, π/12, …, π; the true value, the 5th–95th percentiles of
 //     the estimates and the relative error √MSE/SM (Fig. 2 and Fig. 5).
 //   - Data: the MSE of SM(x, y) over random pairs of standardised data rows

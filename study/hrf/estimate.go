@@ -75,19 +75,6 @@ func checkBudget(budget, draws, minDraws int) error {
 	return limits.Count("hrf: the number of draws", draws, minDraws)
 }
 
-// checkNorms checks a list of positive, finite norms.
-func checkNorms(norms []float64) error {
-	if len(norms) == 0 {
-		return errors.New("hrf: no norms given")
-	}
-	for _, r := range norms {
-		if !(r > 0) || math.IsInf(r, 0) {
-			return fmt.Errorf("hrf: norms must be positive and finite, got %v", r)
-		}
-	}
-	return nil
-}
-
 // progressFunc returns a function that reports progress if progress is
 // not nil.
 func progressFunc(progress func(done, total int), total int) func(done int) {
@@ -98,13 +85,15 @@ func progressFunc(progress func(done, total int), total int) func(done int) {
 	}
 }
 
-// meanSquaredError returns the mean squared difference of est and exact.
+// meanSquaredError returns the mean squared difference of est and exact
+// (+Inf when it is beyond float64).
 func meanSquaredError(est, exact []float64) float64 {
-	var mse float64
+	d := make([]float64, len(est))
 	for i, v := range est {
-		mse += (v - exact[i]) * (v - exact[i])
+		d[i] = v - exact[i]
 	}
-	return mse / float64(len(est))
+	r := rms(d)
+	return r * r
 }
 
 // scaleRows scales every non-zero row of x to Euclidean norm r.
@@ -130,7 +119,7 @@ const (
 	AnglesSteps = 13
 )
 
-// anglesRadii are the common input norms r of the angle study.
+// anglesRadii are the default common input norms r of the angle study.
 var anglesRadii = []float64{1, 1.25, 1.5}
 
 // AnglesConfig configures Angles.
@@ -147,6 +136,17 @@ type AnglesConfig struct {
 	Draws int `json:"draws"`
 	// Seed is the seed of the first draw; draw s uses Seed + s.
 	Seed uint64 `json:"seed"`
+	// Radii are the common norms r of x and y (nil: 1, 1.25, 1.5), each
+	// at most MaxNorm.
+	Radii []float64 `json:"radii"`
+}
+
+// radii returns the configured radii or the default ones.
+func (c AnglesConfig) radii() []float64 {
+	if c.Radii == nil {
+		return anglesRadii
+	}
+	return c.Radii
 }
 
 // Validate checks the configuration.
@@ -154,7 +154,10 @@ func (c AnglesConfig) Validate() error {
 	if err := checkBudget(c.Features, c.Draws, 2); err != nil {
 		return err
 	}
-	if _, err := limits.Matrix("hrf: the estimates", len(anglesRadii)*AnglesSteps, c.Draws); err != nil {
+	if err := checkNorms(c.radii()); err != nil {
+		return err
+	}
+	if _, err := limits.Matrix("hrf: the estimates", len(c.radii())*AnglesSteps, c.Draws); err != nil {
 		return err
 	}
 	names, err := resolveEstimators(catalog.Default(), c.Estimators)
@@ -192,17 +195,23 @@ type AnglesResult struct {
 	Rows []AnglesRow
 	// Estimators are the estimator names as given, in the order of Rows.
 	Estimators []string
-	Sampler    string
-	Features   int
-	Draws      int
+	// Radii are the norms r of the rows, in their order.
+	Radii    []float64
+	Sampler  string
+	Features int
+	Draws    int
 }
 
 // Angles measures the pointwise estimation of SM(x, y) = exp(xᵀy)
-// for inputs of the same norm r ∈ {1, 1.25, 1.5} in R^64 at angles θ from 0 to
-// π (HRF Fig. 2/5): the true value, the 5th-95th percentile of the
-// estimates over Draws independent maps and the relative error √MSE/SM.
-// The plain maps use D features, the hybrids are FLOP-matched to D, the
-// bipolar hybrid is tuned to the norm 1.25.
+// for inputs of the same norm r (Radii; 1, 1.25, 1.5 by default) in R^64
+// at angles θ from 0 to π (HRF Fig. 2/5): the true value, the 5th-95th
+// percentile of the estimates over Draws independent maps and the
+// relative error √MSE/SM. The plain maps use D features, the hybrids are
+// FLOP-matched to D, the bipolar hybrid is tuned to the median radius
+// (1.25 by default). The data-fitted estimators (oprf, sderf, aderf) are
+// fitted, for each radius, to the AnglesSteps inputs x and y of that
+// radius (their means and second moments). An estimate or error that is
+// not finite gives an error wrapping features.ErrOverflow.
 func Angles(ctx context.Context, cfg AnglesConfig, progress func(done, total int)) (*AnglesResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -213,6 +222,7 @@ func Angles(ctx context.Context, cfg AnglesConfig, progress func(done, total int
 		return nil, err
 	}
 	smp := sampler.Or(cfg.Sampler)
+	radii := cfg.radii()
 	const d = AnglesDim
 	// Same-length vectors at angle θ in a fixed plane spanned by u and v.
 	u := make([]float64, d)
@@ -224,7 +234,7 @@ func Angles(ctx context.Context, cfg AnglesConfig, progress func(done, total int
 	orthonormalise(u, v)
 	var x, y []float64
 	var meta [][2]float64
-	for _, r := range anglesRadii {
+	for _, r := range radii {
 		for i := 0; i < AnglesSteps; i++ {
 			th := math.Pi * float64(i) / float64(AnglesSteps-1)
 			for k := 0; k < d; k++ {
@@ -236,7 +246,10 @@ func Angles(ctx context.Context, cfg AnglesConfig, progress func(done, total int
 	}
 	n := len(meta)
 	xm, ym := mat.NewDense(n, d, x), mat.NewDense(n, d, y)
-	res := &AnglesResult{Sampler: smp.Name(), Features: cfg.Features, Draws: cfg.Draws}
+	sorted := append([]float64(nil), radii...)
+	sort.Float64s(sorted)
+	tune := sorted[len(sorted)/2]
+	res := &AnglesResult{Radii: radii, Sampler: smp.Name(), Features: cfg.Features, Draws: cfg.Draws}
 	tick := progressFunc(progress, len(names)*cfg.Draws)
 	done := 0
 	for _, name := range names {
@@ -248,17 +261,25 @@ func Angles(ctx context.Context, cfg AnglesConfig, progress func(done, total int
 				return nil, err
 			}
 			p, err := reg.Pair(name.entry, features.Options{InputDim: d, Features: cfg.Features, Sampler: smp,
-				Seed: cfg.Seed + uint64(s), Norm: 1.25})
+				Seed: cfg.Seed + uint64(s), Norm: tune})
 			if err != nil {
 				return nil, err
 			}
 			dim = p.Dim()
-			e, err := features.PairEstimates(p, xm, ym)
-			if err != nil {
-				return nil, err
-			}
-			for i, v := range e {
-				est[i] = append(est[i], v)
+			for g, r := range radii {
+				lo, hi := g*AnglesSteps, (g+1)*AnglesSteps
+				xg, yg := xm.Slice(lo, hi, 0, d).(*mat.Dense), ym.Slice(lo, hi, 0, d).(*mat.Dense)
+				pg, err := fitted(p, xg, yg)
+				if err != nil {
+					return nil, fmt.Errorf("hrf: %s at norm %v: %w", name.label, r, err)
+				}
+				e, err := estimates(pg, xg, yg, name.label, r)
+				if err != nil {
+					return nil, err
+				}
+				for i, v := range e {
+					est[lo+i] = append(est[lo+i], v)
+				}
 			}
 			done++
 			tick(done)
@@ -266,15 +287,18 @@ func Angles(ctx context.Context, cfg AnglesConfig, progress func(done, total int
 		for i := range meta {
 			tv := math.Exp(floats.Dot(xm.RawRowView(i), ym.RawRowView(i)))
 			sort.Float64s(est[i])
-			var mse float64
-			for _, v := range est[i] {
-				mse += (v - tv) * (v - tv)
+			rel := make([]float64, len(est[i]))
+			for k, v := range est[i] {
+				rel[k] = (v - tv) / tv
 			}
-			mse /= float64(cfg.Draws)
-			res.Rows = append(res.Rows, AnglesRow{R: meta[i][0], Theta: meta[i][1], Estimator: name.label, Dim: dim, True: tv,
+			row := AnglesRow{R: meta[i][0], Theta: meta[i][1], Estimator: name.label, Dim: dim, True: tv,
 				P5:       stat.Quantile(0.05, stat.Empirical, est[i], nil),
 				P95:      stat.Quantile(0.95, stat.Empirical, est[i], nil),
-				RelError: math.Sqrt(mse) / tv})
+				RelError: rms(rel)}
+			if math.IsInf(row.RelError, 0) || math.IsNaN(row.RelError) {
+				return nil, overflowErr(name.label, row.R, fmt.Sprintf("the relative error at θ = %.3gπ", row.Theta/math.Pi))
+			}
+			res.Rows = append(res.Rows, row)
 		}
 	}
 	return res, nil
@@ -366,7 +390,7 @@ func (r *AnglesResult) Plot() *report.Plot {
 	}
 	n := r.perEstimator()
 	for k, nm := range r.Estimators {
-		for _, rad := range anglesRadii {
+		for _, rad := range r.Radii {
 			s := report.Series{Name: fmt.Sprintf("%s, r=%.2f", nm, rad), Points: true}
 			for _, row := range r.Rows[k*n : (k+1)*n] {
 				if row.R == rad && row.RelError > 1e-12 {
@@ -395,7 +419,8 @@ type DataConfig struct {
 	Draws int `json:"draws"`
 	// Pairs is the number of random pairs of distinct rows.
 	Pairs int `json:"pairs"`
-	// Norms are the norms r the standardised rows are scaled to.
+	// Norms are the norms r the standardised rows are scaled to, each at
+	// most MaxNorm.
 	Norms []float64 `json:"norms"`
 	// Seed seeds the pairs and the k-means of the clustered estimator;
 	// draw s of a map uses Seed + 1 + s.
@@ -460,7 +485,12 @@ type DataResult struct {
 // row scaled to norm r; for each estimator the MSE over the pairs is
 // averaged over Draws independent maps (mean and standard deviation). The
 // clustered estimator uses k-means centres (k = 2) of the scaled rows for
-// both queries and keys.
+// both queries and keys; the data-fitted estimators (oprf, sderf, aderf)
+// are fitted to the pairs' first rows as queries and second rows as keys
+// (their means and second moments, DERF paper Sec. 4), not to isotropic
+// statistics. Norms beyond MaxNorm are refused, and an estimator whose
+// estimates or MSE overflow float64 gives an error wrapping
+// features.ErrOverflow.
 func Data(ctx context.Context, cfg DataConfig, progress func(done, total int)) (*DataResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -471,18 +501,9 @@ func Data(ctx context.Context, cfg DataConfig, progress func(done, total int)) (
 		return nil, err
 	}
 	smp := sampler.Or(cfg.Sampler)
-	n, d := cfg.X.Dims()
+	_, d := cfg.X.Dims()
 	pairs := cfg.Pairs
-	g := rng.New(cfg.Seed)
-	ia := make([]int, pairs)
-	ib := make([]int, pairs)
-	for i := range ia {
-		ia[i] = g.IntN(n)
-		ib[i] = g.IntN(n - 1)
-		if ib[i] >= ia[i] {
-			ib[i]++
-		}
-	}
+	ia, ib := cfg.pairIndices()
 	res := &DataResult{Sampler: smp.Name(), Features: cfg.Features, Draws: cfg.Draws, Pairs: pairs}
 	tick := progressFunc(progress, len(cfg.Norms)*len(names)*cfg.Draws)
 	done := 0
@@ -491,13 +512,10 @@ func Data(ctx context.Context, cfg DataConfig, progress func(done, total int)) (
 		if err != nil {
 			return nil, err
 		}
-		xa := mat.NewDense(pairs, d, nil)
-		xb := mat.NewDense(pairs, d, nil)
+		xa, xb := pairRows(z, ia, ib)
 		exact := make([]float64, pairs)
 		var angle float64
 		for i := range ia {
-			copy(xa.RawRowView(i), z.RawRowView(ia[i]))
-			copy(xb.RawRowView(i), z.RawRowView(ib[i]))
 			exact[i] = math.Exp(floats.Dot(xa.RawRowView(i), xb.RawRowView(i)))
 			angle += kernel.Angle(xa.RawRowView(i), xb.RawRowView(i)) / float64(pairs)
 		}
@@ -522,20 +540,57 @@ func Data(ctx context.Context, cfg DataConfig, progress func(done, total int)) (
 				if err != nil {
 					return nil, err
 				}
+				if p, err = fitted(p, xa, xb); err != nil {
+					return nil, fmt.Errorf("hrf: %s at norm %v: %w", nm.label, r, err)
+				}
 				row.Dim = p.Dim()
-				e, err := features.PairEstimates(p, xa, xb)
+				e, err := estimates(p, xa, xb, nm.label, r)
 				if err != nil {
 					return nil, err
 				}
-				mses = append(mses, meanSquaredError(e, exact))
+				mse := meanSquaredError(e, exact)
+				if math.IsInf(mse, 0) || math.IsNaN(mse) {
+					return nil, overflowErr(nm.label, r, "the mean squared error")
+				}
+				mses = append(mses, mse)
 				done++
 				tick(done)
 			}
-			row.MSE, row.MSEStd = stat.MeanStdDev(mses, nil)
+			row.MSE, row.MSEStd = meanStd(mses)
 			res.Rows = append(res.Rows, row)
 		}
 	}
 	return res, nil
+}
+
+// pairIndices returns the rows ia[i], ib[i] of the Pairs random pairs of
+// distinct rows, drawn from Seed.
+func (c DataConfig) pairIndices() (ia, ib []int) {
+	n, _ := c.X.Dims()
+	g := rng.New(c.Seed)
+	ia = make([]int, c.Pairs)
+	ib = make([]int, c.Pairs)
+	for i := range ia {
+		ia[i] = g.IntN(n)
+		ib[i] = g.IntN(n - 1)
+		if ib[i] >= ia[i] {
+			ib[i]++
+		}
+	}
+	return ia, ib
+}
+
+// pairRows returns the queries x_i = z[ia[i]] and the keys y_i = z[ib[i]]
+// of the pairs.
+func pairRows(z *mat.Dense, ia, ib []int) (xa, xb *mat.Dense) {
+	_, d := z.Dims()
+	xa = mat.NewDense(len(ia), d, nil)
+	xb = mat.NewDense(len(ia), d, nil)
+	for i := range ia {
+		copy(xa.RawRowView(i), z.RawRowView(ia[i]))
+		copy(xb.RawRowView(i), z.RawRowView(ib[i]))
+	}
+	return xa, xb
 }
 
 // standardise standardises the columns of x and scales each
@@ -847,7 +902,7 @@ type SoftmaxSamplingConfig struct {
 	Sampler sampler.Sampler `json:"-"`
 	// Dim is the embedding dimension d.
 	Dim int `json:"d"`
-	// Norms are the norms r of the embeddings.
+	// Norms are the norms r of the embeddings, each at most MaxNorm.
 	Norms []float64 `json:"norms"`
 	// Features are the feature budgets D (nil: 64, 128, 256, 512).
 	Features []int `json:"features"`
@@ -900,7 +955,10 @@ type SoftmaxSamplingResult struct {
 // softmax distribution over SoftmaxSamplingClasses random class embeddings for
 // SoftmaxSamplingQueries random queries (HRF Sec. 4.2), all N(0, I) rows scaled to
 // norm r: the Wasserstein-1 and Kolmogorov-Smirnov distances and the
-// fraction of negative estimates (see SoftmaxQuality).
+// fraction of negative estimates (see SoftmaxQuality). The data-fitted
+// estimators (oprf, sderf, aderf) are fitted to the queries and the class
+// embeddings. Norms beyond MaxNorm are refused; an estimator whose
+// estimates overflow gives an error wrapping features.ErrOverflow.
 func SoftmaxSampling(ctx context.Context, cfg SoftmaxSamplingConfig, progress func(done, total int)) (*SoftmaxSamplingResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -945,9 +1003,12 @@ func SoftmaxSampling(ctx context.Context, cfg SoftmaxSamplingConfig, progress fu
 				if err != nil {
 					return nil, err
 				}
+				if p, err = fitted(p, q, c); err != nil {
+					return nil, fmt.Errorf("hrf: %s at norm %v: %w", nm.label, r, err)
+				}
 				w1, ks, neg, err := SoftmaxQuality(p, q, c)
 				if err != nil {
-					return nil, fmt.Errorf("%s, D=%d: %w", nm.label, D, err)
+					return nil, fmt.Errorf("%s, D=%d, norm %v: %w", nm.label, D, r, err)
 				}
 				res.Rows = append(res.Rows, SoftmaxSamplingRow{Estimator: nm.label, Features: D, Dim: p.Dim(), Norm: r, W1: w1, KS: ks, Negative: neg})
 				done++

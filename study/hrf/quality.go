@@ -20,7 +20,8 @@ import (
 //
 // It returns an error if q and c are empty or their columns differ, if the
 // estimator fails, or if an approximate normaliser Σ_j p̂_ij is zero or not
-// finite.
+// finite; estimates or normalisers beyond float64 give an error wrapping
+// features.ErrOverflow.
 func SoftmaxQuality(p features.Pair, q, c *mat.Dense) (w1, ks, negFrac float64, err error) {
 	nq, d := q.Dims()
 	nc, dc := c.Dims()
@@ -30,6 +31,11 @@ func SoftmaxQuality(p features.Pair, q, c *mat.Dense) (w1, ks, negFrac float64, 
 	est, err := features.Matrix(p, q, c)
 	if err != nil {
 		return 0, 0, 0, err
+	}
+	for _, v := range est.RawMatrix().Data {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, 0, 0, &overflowError{"hrf: an estimate of exp(qᵀc) overflows float64"}
+		}
 	}
 	var exact mat.Dense
 	exact.Mul(q, c.T())
@@ -53,7 +59,10 @@ func SoftmaxQuality(p features.Pair, q, c *mat.Dense) (w1, ks, negFrac float64, 
 				neg++
 			}
 		}
-		if za == 0 || math.IsNaN(za) || math.IsInf(za, 0) {
+		if math.IsInf(za, 0) {
+			return 0, 0, 0, &overflowError{fmt.Sprintf("hrf: the approximate softmax normaliser of query %d overflows float64", i)}
+		}
+		if za == 0 || math.IsNaN(za) {
 			return 0, 0, 0, errors.New("hrf: approximate softmax normaliser is zero or not finite")
 		}
 		var cp, ca, wi, ki float64

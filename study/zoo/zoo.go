@@ -14,11 +14,22 @@
 //     DERF fits differ from OPRF's), against exact attention;
 //   - the speed of each map: features per second, the fit included.
 //
+// The data-fitted maps (oprf, sderf, aderf) are fitted to the inputs they
+// estimate on, as the papers fit them: in the pointwise study, at each
+// norm, to the x's and the y's of that norm's pairs as queries and keys
+// (so SDERF and ADERF use the pairs' anisotropy, which isotropic
+// statistics would hide: with those, both are OPRF); in attention, to each
+// call's queries and keys. Norms are at most hrf.MaxNorm(); an estimate
+// whose relative squared error overflows float64 makes Run return an
+// error wrapping features.ErrOverflow, and a closed form that overflows is
+// reported as "overflow" (PointRow.TheoryOverflow).
+//
 // kernelkit estimate --study zoo runs it.
 package zoo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -35,6 +46,7 @@ import (
 	"github.com/kernelkit/kernelkit/prf"
 	"github.com/kernelkit/kernelkit/report"
 	"github.com/kernelkit/kernelkit/sampler"
+	"github.com/kernelkit/kernelkit/study/hrf"
 )
 
 // Estimator is one estimator of the study: a catalog map and the sampler
@@ -75,7 +87,8 @@ type Config struct {
 	// Dim: the SimRF paper's m = d); hybrids are FLOP-matched to it.
 	Features int
 	// Norms are the input norms r of the pointwise study (default 0.25,
-	// 0.5, 1, 1.5, 2, 2.5, 3).
+	// 0.5, 1, 1.5, 2, 2.5, 3), each at most hrf.MaxNorm() (18.82, where
+	// exp(±r²) and the squared errors' scale exp(2r²) are representable).
 	Norms []float64
 	// Angles are the angles θ between x and y (default 0, π/4, π/2, 3π/4,
 	// π).
@@ -172,6 +185,10 @@ func (c Config) Validate() error {
 		if !(r > 0) || math.IsInf(r, 0) {
 			return fmt.Errorf("zoo: norms must be positive and finite, got %v", r)
 		}
+		if r > hrf.MaxNorm() {
+			return &overflowError{fmt.Sprintf("zoo: norm %v is beyond %v, the largest at which the errors of exp(xᵀy) are representable in float64 (see hrf.MaxNorm)",
+				r, hrf.MaxNorm())}
+		}
 	}
 	for _, s := range append(append([]float64(nil), c.Scales...), c.KeySpreads...) {
 		if !(s > 0) || math.IsInf(s, 0) {
@@ -222,8 +239,12 @@ type PointRow struct {
 	RelMSESE float64 `json:"rel_mse_se"`
 	// Theory is the closed-form relative MSE of the estimator with iid
 	// projections (the papers' figures), 0 where there is none (the
-	// hybrids, simrf).
+	// hybrids, simrf) or where it overflows float64.
 	Theory float64 `json:"theory_rel_mse_iid,omitempty"`
+	// TheoryOverflow is set where the closed form exists but is beyond
+	// float64 (FAVOR+'s relative MSE grows like exp(‖x+y‖²)/m); the
+	// tables print "overflow" there.
+	TheoryOverflow bool `json:"theory_overflow,omitempty"`
 }
 
 // DataVarianceRow is the mean over query/key pairs of data rows of the
@@ -346,9 +367,13 @@ func dot(a, b []float64) float64 {
 	return s
 }
 
-// points measures the pointwise relative MSE. The fitted maps get
-// Options.Norm = r: isotropic statistics of the norm of the inputs (their
-// mean ‖x + y‖² over random directions is 2r²).
+// points measures the pointwise relative MSE ((v − t)/t)², t = exp(xᵀy).
+// The data-fitted maps (oprf, sderf, aderf) are fitted at each norm to the
+// inputs of that norm — the x's and the y's of its pairs, as queries and
+// keys (prf.NewStats) — and their closed forms use the same fit. An
+// estimate or a relative squared error beyond float64 gives an error
+// wrapping features.ErrOverflow; a closed form beyond it is marked
+// TheoryOverflow.
 func points(ctx context.Context, cfg Config, tick func()) ([]PointRow, error) {
 	reg := catalog.Default()
 	var rows []PointRow
@@ -366,28 +391,51 @@ func points(ctx context.Context, cfg Config, tick func()) ([]PointRow, error) {
 				if err != nil {
 					return nil, err
 				}
+				if ad, ok := adaptive(p); ok {
+					if p, err = ad.Adapt(x, y); err != nil {
+						return nil, fmt.Errorf("zoo: %s at norm %v: %w", e.Label(), r, err)
+					}
+				}
 				dim = p.Dim()
 				est, err := features.PairEstimates(p, x, y)
+				if errors.Is(err, features.ErrOverflow) {
+					return nil, &overflowError{fmt.Sprintf("zoo: %s at norm %v: a feature overflows float64 (use smaller norms or another estimator)", e.Label(), r)}
+				}
 				if err != nil {
-					return nil, err
+					return nil, fmt.Errorf("zoo: %s at norm %v: %w", e.Label(), r, err)
 				}
 				for i, v := range est {
 					t := math.Exp(dot(x.RawRowView(i), y.RawRowView(i)))
-					errs[i] = append(errs[i], (v-t)*(v-t)/(t*t))
+					q := (v - t) / t
+					if q2 := q * q; !math.IsInf(q2, 0) && !math.IsNaN(q2) {
+						errs[i] = append(errs[i], q2)
+						continue
+					}
+					return nil, &overflowError{fmt.Sprintf("zoo: %s at norm %v, θ = %.3gπ: the estimate's relative squared error overflows float64 (use smaller norms or another estimator)",
+						e.Label(), r, cfg.Angles[i]/math.Pi)}
 				}
 				tick()
 			}
-			th, err := theory(e.Name, cfg.Dim, cfg.Features, r)
+			th, err := theory(e.Name, cfg.Features, x, y)
 			if err != nil {
 				return nil, err
 			}
 			for i, ang := range cfg.Angles {
-				m, sd := stat.MeanStdDev(errs[i], nil)
+				m, sd := meanStd(errs[i])
+				if math.IsInf(m, 0) || math.IsNaN(m) || math.IsInf(sd, 0) || math.IsNaN(sd) {
+					return nil, &overflowError{fmt.Sprintf("zoo: %s at norm %v, θ = %.3gπ: the mean relative squared error or its spread overflows float64",
+						e.Label(), r, ang/math.Pi)}
+				}
 				xi, yi := x.RawRowView(i), y.RawRowView(i)
 				row := PointRow{Estimator: e.Label(), Dim: dim, R: r, Theta: ang,
 					True: math.Exp(dot(xi, yi)), RelMSE: m, RelMSESE: sd / math.Sqrt(float64(cfg.Draws))}
 				if th != nil {
-					row.Theory = th(xi, yi) / (row.True * row.True)
+					v := th(xi, yi)
+					if math.IsInf(v, 0) || math.IsNaN(v) {
+						row.TheoryOverflow = true
+					} else {
+						row.Theory = v
+					}
 				}
 				rows = append(rows, row)
 			}
@@ -396,27 +444,47 @@ func points(ctx context.Context, cfg Config, tick func()) ([]PointRow, error) {
 	return rows, nil
 }
 
-// theory returns the closed-form MSE of estimator name with iid
-// projections and m features at inputs of dimension d (the fitted maps
-// fitted to isotropic inputs of norm r, as in points), or nil.
-func theory(name string, d, m int, r float64) (func(x, y []float64) float64, error) {
+// theory returns the closed-form relative MSE MSE/exp(2xᵀy) of estimator
+// name with iid projections and m features at the pairs (x_i, y_i) (the
+// fitted maps fitted to the rows of x and y, as in points), or nil. The
+// fitted maps' closed forms are computed as ratios (RelativeVariance),
+// the others divide the MSE by exp(2xᵀy) and overflow beyond xᵀy ≈ 355.
+func theory(name string, m int, x, y *mat.Dense) (func(x, y []float64) float64, error) {
 	e, err := catalog.Default().Lookup(name)
 	if err != nil {
 		return nil, err
 	}
+	rel := func(mse func(x, y []float64, m int) float64, m int) func(x, y []float64) float64 {
+		return func(x, y []float64) float64 {
+			t := math.Exp(dot(x, y))
+			return mse(x, y, m) / t / t
+		}
+	}
 	switch e.Name {
 	case "trig":
-		return func(x, y []float64) float64 { return features.TrigMSE(x, y, (m+1)/2) }, nil
+		return rel(features.TrigMSE, (m+1)/2), nil
 	case "hyperbolic":
-		return func(x, y []float64) float64 { return features.HyperbolicMSE(x, y, (m+1)/2) }, nil
+		return rel(features.HyperbolicMSE, (m+1)/2), nil
 	case "positive":
-		return func(x, y []float64) float64 { return features.PositiveMSE(x, y, m) }, nil
+		return rel(features.PositiveMSE, m), nil
 	case prf.OPRF, prf.SDERF, prf.ADERF:
-		st, err := prf.IsotropicStats(d, r)
+		st, err := prf.NewStats(x, y)
 		if err != nil {
 			return nil, err
 		}
-		return prfVariance(e.Name, m, st)
+		cfg := prf.Config{Family: e.Name, Features: m, Sampler: sampler.Gaussian{}}
+		if e.Name == prf.ADERF {
+			p, err := prf.NewPair(cfg, st)
+			if err != nil {
+				return nil, err
+			}
+			return p.RelativeVariance, nil
+		}
+		mp, err := prf.New(cfg, st)
+		if err != nil {
+			return nil, err
+		}
+		return mp.RelativeVariance, nil
 	}
 	return nil, nil
 }
@@ -641,21 +709,66 @@ func adaptive(p features.Pair) (features.Adaptive, bool) {
 
 // meanOver returns the mean over the angles of the relative MSE (or,
 // with theory, of the closed form) of estimator label at norm n, and the
-// map's dimension.
-func (r *Result) meanOver(label string, n float64, theory bool) (mean float64, dim int) {
-	var k int
+// map's dimension; overflow reports a closed form beyond float64 at one
+// of the angles (the mean is then meaningless).
+func (r *Result) meanOver(label string, n float64, theory bool) (mean float64, dim int, overflow bool) {
+	var vals []float64
 	for _, p := range r.Points {
 		if p.Estimator == label && p.R == n {
 			if theory {
-				mean += p.Theory
+				vals = append(vals, p.Theory)
+				overflow = overflow || p.TheoryOverflow
 			} else {
-				mean += p.RelMSE
+				vals = append(vals, p.RelMSE)
 			}
-			k++
 			dim = p.Dim
 		}
 	}
-	return mean / float64(max(k, 1)), dim
+	for _, v := range vals {
+		mean += v / float64(len(vals)) // divided first: no overflow in the sum
+	}
+	return mean, dim, overflow
+}
+
+// hasTheory reports whether estimator label has a closed form (finite or
+// overflowing) at norm n.
+func (r *Result) hasTheory(label string, n float64) bool {
+	for _, p := range r.Points {
+		if p.Estimator == label && p.R == n && (p.Theory > 0 || p.TheoryOverflow) {
+			return true
+		}
+	}
+	return false
+}
+
+// overflowError is an error whose message is its own and which wraps
+// features.ErrOverflow (errors.Is finds it).
+type overflowError struct{ msg string }
+
+func (e *overflowError) Error() string { return e.msg }
+
+func (e *overflowError) Unwrap() error { return features.ErrOverflow }
+
+// meanStd returns the mean and sample standard deviation of v, computed on
+// the values divided by their largest magnitude so that values near
+// MaxFloat64 do not overflow in the squares.
+func meanStd(v []float64) (mean, sd float64) {
+	var mx float64
+	for _, x := range v {
+		mx = math.Max(mx, math.Abs(x))
+	}
+	if mx == 0 || math.IsInf(mx, 0) || math.IsNaN(mx) {
+		return mx, mx
+	}
+	sc := make([]float64, len(v))
+	for i, x := range v {
+		sc[i] = x / mx
+	}
+	mean, sd = stat.MeanStdDev(sc, nil)
+	if len(v) < 2 {
+		sd = 0
+	}
+	return mean * mx, sd * mx
 }
 
 // NormTable returns the relative MSE against the norm: one row per
@@ -675,19 +788,23 @@ func (r *Result) NormTable() *report.Table {
 	for _, e := range c.Estimators {
 		cells := []any{e.Label()}
 		for j, n := range c.Norms {
-			m, dim := r.meanOver(e.Label(), n, false)
+			m, dim, _ := r.meanOver(e.Label(), n, false)
 			if j == 0 {
 				cells = append(cells, dim)
 			}
 			cells = append(cells, fmt.Sprintf("%.3g", m))
 		}
 		t.Add(cells...)
-		if th, _ := r.meanOver(e.Label(), c.Norms[0], true); th > 0 && !seen[e.Name] {
+		if r.hasTheory(e.Label(), c.Norms[0]) && !seen[e.Name] {
 			seen[e.Name] = true
 			cells := []any{e.Name + " theory", ""}
 			for _, n := range c.Norms {
-				m, _ := r.meanOver(e.Label(), n, true)
-				cells = append(cells, fmt.Sprintf("%.3g", m))
+				m, _, over := r.meanOver(e.Label(), n, true)
+				if over {
+					cells = append(cells, "overflow")
+				} else {
+					cells = append(cells, fmt.Sprintf("%.3g", m))
+				}
 			}
 			t.Add(cells...)
 		}
@@ -836,10 +953,10 @@ func (r *Result) Plot() *report.Plot {
 		s := report.Series{Name: e.Label(), Points: true}
 		th := report.Series{Name: e.Name + " (closed form, iid)"}
 		for _, n := range c.Norms {
-			m, _ := r.meanOver(e.Label(), n, false)
+			m, _, _ := r.meanOver(e.Label(), n, false)
 			s.X = append(s.X, n)
 			s.Y = append(s.Y, m)
-			if v, _ := r.meanOver(e.Label(), n, true); v > 0 {
+			if v, _, over := r.meanOver(e.Label(), n, true); v > 0 && !over {
 				th.X = append(th.X, n)
 				th.Y = append(th.Y, v)
 			}
