@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kernelkit/kernelkit/prf"
 	"github.com/kernelkit/kernelkit/report"
 	"github.com/kernelkit/kernelkit/sampler"
 	"github.com/kernelkit/kernelkit/study/hrf"
@@ -39,7 +41,10 @@ func newEstimate() *cobra.Command {
 			"                     papers): relative MSE against norm (--norms) and angle at d = --d (16), m = d,\n" +
 			"                     linear attention on the rows of --data as queries and keys, features per second\n" +
 			"Estimators are the softmax-kernel maps of the catalog: trig, positive, hyperbolic, angular,\n" +
-			"gaussian (HRF Eq. 20), bipolar (HRF App. F), clustered, simrf, oprf, sderf and aderf.",
+			"gaussian (HRF Eq. 20), bipolar (HRF App. F), clustered, simrf, oprf, sderf and aderf; oprf,\n" +
+			"sderf and aderf are fitted to the inputs of each experiment (their means and second moments).\n" +
+			"--norms (angle: the radii, default 1, 1.25, 1.5) must lie in (0, 18.82]: beyond, the errors of\n" +
+			"exp(xᵀy) are not representable in float64. A flag the chosen study does not read is refused.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -47,7 +52,7 @@ func newEstimate() *cobra.Command {
 	fl.StringVar(&o.study, "study", "", "angle, data, clustered, softmax or zoo (default: data with --data, else angle)")
 	fl.StringVar(&o.data, "data", "", "CSV data set for --study data (label column dropped)")
 	fl.StringSliceVar(&o.estimators, "estimator", hrf.DefaultEstimators(), "estimators: trig, positive, hyperbolic, angular, gaussian, bipolar, clustered, simrf, oprf, sderf, aderf")
-	fl.StringVar(&o.sampler, "sampler", "iid", "projection sampler: iid, orf, sorf, halton, truncated")
+	fl.StringVar(&o.sampler, "sampler", "iid", "projection sampler: iid, orf, sorf, halton, truncated or simplex (SimRF's coupling)")
 	intVar(fl, &o.features, "features", 0, dim.orZero("128 for angle, 512 for data and softmax"), "feature budget D")
 	intVar(fl, &o.draws, "draws", 0, count.orZero("1000 for angle, 50 otherwise, 20 for clustered"), "independent draws of each map")
 	intVar(fl, &o.pairs, "pairs", 100, count, "random pairs of rows for --study data")
@@ -91,6 +96,58 @@ func (o *estimateOptions) defaults(cmd *cobra.Command) {
 	}
 }
 
+// studyFlags are the flags each study reads (besides --study, --seed and
+// --json). A flag given on the command line that the chosen study does not
+// read is refused rather than silently ignored.
+var studyFlags = map[string][]string{
+	"angle":     {"estimator", "sampler", "features", "draws", "norms", "plot"},
+	"data":      {"data", "estimator", "sampler", "features", "draws", "pairs", "norms"},
+	"clustered": {"sampler", "features", "draws", "pairs", "plot"},
+	"softmax":   {"estimator", "sampler", "features", "d", "norms"},
+	"zoo":       {"data", "estimator", "sampler", "features", "draws", "norms", "d", "plot"},
+}
+
+// checkStudyFlags refuses the flags set on the command line that the
+// study does not read, and --sampler without --estimator in the zoo (its
+// default estimators carry their own samplers).
+func (o *estimateOptions) checkStudyFlags(changed func(string) bool) error {
+	used, ok := studyFlags[o.study]
+	if !ok {
+		return nil // validate names the unknown study
+	}
+	for _, name := range []string{"data", "estimator", "sampler", "features", "draws", "pairs", "norms", "d", "plot"} {
+		if !changed(name) {
+			continue
+		}
+		found := false
+		for _, u := range used {
+			found = found || u == name
+		}
+		if !found {
+			return fmt.Errorf("--%s is not used by --study %s (it reads --%s)", name, o.study, strings.Join(used, ", --"))
+		}
+	}
+	if o.study == "zoo" && changed("sampler") && !changed("estimator") {
+		return errors.New("--sampler applies to the estimators of --estimator in --study zoo (its default estimators carry their own samplers)")
+	}
+	return nil
+}
+
+// estimateSampler returns the sampler named by --sampler: those of
+// sampler.ByName and simplex (prf.Simplex, the SimRF coupling, rows
+// marginally N(0, I)), which every estimator of the studies accepts, as
+// the library does.
+func estimateSampler(name string) (sampler.Sampler, error) {
+	if strings.EqualFold(strings.TrimSpace(name), "simplex") {
+		return prf.Simplex{}, nil
+	}
+	s, err := sampler.ByName(name)
+	if err != nil {
+		return nil, fmt.Errorf("unknown --sampler %.40q (want iid, orf, sorf, halton, truncated or simplex)", name)
+	}
+	return s, nil
+}
+
 func (o *estimateOptions) validate() error {
 	if o.features <= 0 {
 		return fmt.Errorf("--features must be positive, got %d", o.features)
@@ -101,6 +158,9 @@ func (o *estimateOptions) validate() error {
 	for _, r := range o.norms {
 		if !(r > 0) || math.IsInf(r, 0) {
 			return fmt.Errorf("bad value %v in --norms (want positive numbers)", r)
+		}
+		if r > hrf.MaxNorm() {
+			return fmt.Errorf("--norms %v is out of range: the errors of exp(xᵀy) are representable in float64 only for norms in (0, %v]", r, hrf.MaxNorm())
 		}
 	}
 	switch o.study {
@@ -128,10 +188,13 @@ func (o *estimateOptions) validate() error {
 
 func (o *estimateOptions) run(cmd *cobra.Command) error {
 	o.defaults(cmd)
+	if err := o.checkStudyFlags(cmd.Flags().Changed); err != nil {
+		return err
+	}
 	if err := o.validate(); err != nil {
 		return err
 	}
-	smp, err := sampler.ByName(o.sampler)
+	smp, err := estimateSampler(o.sampler)
 	if err != nil {
 		return err
 	}
@@ -143,7 +206,10 @@ func (o *estimateOptions) run(cmd *cobra.Command) error {
 	}
 	w := cmd.OutOrStdout()
 	if o.json {
-		return report.JSON(w, rows)
+		if err := report.JSON(w, rows); err != nil || o.plot == "" || plot == nil {
+			return err
+		}
+		return plot.Save(o.plot) // no message: stdout holds the JSON
 	}
 	if err := out.Render(w); err != nil || o.plot == "" || plot == nil {
 		return err
@@ -159,10 +225,14 @@ func (o *estimateOptions) run(cmd *cobra.Command) error {
 // for JSON and the plot (nil for the studies without one).
 func (o *estimateOptions) compute(cmd *cobra.Command, smp sampler.Sampler, update func(done, total int)) (out interface{ Render(io.Writer) error }, rows any, plot *report.Plot, err error) {
 	ctx := cmd.Context()
+	changed := cmd.Flags().Changed
 	switch o.study {
 	case "angle":
-		res, err := hrf.Angles(ctx, hrf.AnglesConfig{Estimators: o.estimators, Sampler: smp,
-			Features: o.features, Draws: o.draws, Seed: o.seed}, update)
+		cfg := hrf.AnglesConfig{Estimators: o.estimators, Sampler: smp, Features: o.features, Draws: o.draws, Seed: o.seed}
+		if changed("norms") {
+			cfg.Radii = o.norms
+		}
+		res, err := hrf.Angles(ctx, cfg, update)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -184,14 +254,24 @@ func (o *estimateOptions) compute(cmd *cobra.Command, smp sampler.Sampler, updat
 	case "zoo":
 		return o.zoo(cmd, update)
 	case "clustered":
-		res, err := hrf.Clustered(ctx, hrf.ClusteredConfig{Sampler: smp, Draws: o.draws, Seed: o.seed}, update)
+		cfg := hrf.ClusteredConfig{Sampler: smp, Draws: o.draws, Seed: o.seed}
+		if changed("features") {
+			cfg.Features = []int{o.features}
+		}
+		if changed("pairs") {
+			cfg.Pairs = o.pairs
+		}
+		res, err := hrf.Clustered(ctx, cfg, update)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		return res.Table(), res.Rows, res.Plot(), nil
 	default: // "softmax", checked by validate
-		res, err := hrf.SoftmaxSampling(ctx, hrf.SoftmaxSamplingConfig{Estimators: o.estimators, Sampler: smp,
-			Dim: o.d, Norms: o.norms, Seed: o.seed}, update)
+		cfg := hrf.SoftmaxSamplingConfig{Estimators: o.estimators, Sampler: smp, Dim: o.d, Norms: o.norms, Seed: o.seed}
+		if changed("features") {
+			cfg.Features = []int{o.features} // else the study's budgets 64, 128, 256, 512
+		}
+		res, err := hrf.SoftmaxSampling(ctx, cfg, update)
 		if err != nil {
 			return nil, nil, nil, err
 		}

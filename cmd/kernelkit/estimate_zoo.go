@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kernelkit/kernelkit/report"
-	"github.com/kernelkit/kernelkit/sampler"
 	"github.com/kernelkit/kernelkit/study/zoo"
 )
 
@@ -33,7 +32,7 @@ func (o *estimateOptions) zoo(cmd *cobra.Command, update func(done, total int)) 
 	cfg := zoo.Config{Dim: o.d, Features: o.features, Draws: o.draws, Seed: o.seed}
 	fl := cmd.Flags()
 	if fl.Changed("estimator") {
-		smp, err := sampler.ByName(o.sampler)
+		smp, err := estimateSampler(o.sampler)
 		if err != nil {
 			return nil, nil, nil, err
 		}
