@@ -90,8 +90,8 @@ func (c MSEConfig) Validate() error {
 	if len(c.Variants) == 0 {
 		return errors.New("performer: no feature maps given")
 	}
-	if c.Seeds <= 0 {
-		return fmt.Errorf("performer: the number of seeds must be positive, got %d", c.Seeds)
+	if err := limits.Count("performer: the number of seeds", c.Seeds, 1); err != nil {
+		return err
 	}
 	ls, d := c.inputs()
 	if err := limits.Dim("performer: the head dimension", d); err != nil {

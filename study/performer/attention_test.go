@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/sampler"
 )
 
@@ -31,6 +32,7 @@ func TestMSEConfigValidate(t *testing.T) {
 		{"features", func(c *MSEConfig) { c.Features = []int{0} }, "features"},
 		{"no features", func(c *MSEConfig) { c.Features = nil }, "feature"},
 		{"seeds", func(c *MSEConfig) { c.Seeds = 0 }, "seeds"},
+		{"too many seeds", func(c *MSEConfig) { c.Seeds = limits.MaxCount + 1 }, "seeds must be between 1 and 1048576"},
 		{"variant", func(c *MSEConfig) { c.Variants = []string{"cosine"} }, "unknown variant"},
 		{"no variants", func(c *MSEConfig) { c.Variants = nil }, "feature maps"},
 		{"q alone", func(c *MSEConfig) { c.Q = q }, "go together"},
