@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/catalog"
@@ -118,7 +119,7 @@ func (o *attentionOptions) defaults(cmd *cobra.Command) {
 	}
 }
 
-func (o *attentionOptions) validate() error {
+func (o *attentionOptions) validate(fl *pflag.FlagSet) error {
 	for _, f := range []struct {
 		name string
 		vals []int
@@ -137,6 +138,9 @@ func (o *attentionOptions) validate() error {
 	}
 	if (o.qPath == "") != (o.kPath == "") || (o.qPath == "") != (o.vPath == "") {
 		return errors.New("--q, --k and --v go together")
+	}
+	if o.qPath != "" && (fl.Changed("lengths") || fl.Changed("d")) {
+		return errors.New("--q/--k/--v give the length and dimension of the inputs; drop --lengths and --d")
 	}
 	if o.batch <= 0 || o.heads <= 0 {
 		return fmt.Errorf("--batch and --heads must be positive, got %d and %d", o.batch, o.heads)
@@ -161,7 +165,7 @@ func (o *attentionOptions) validate() error {
 func (o *attentionOptions) run(cmd *cobra.Command) error {
 	o.defaults(cmd)
 	o.variantsSet = cmd.Flags().Changed("variants")
-	if err := o.validate(); err != nil {
+	if err := o.validate(cmd.Flags()); err != nil {
 		return err
 	}
 	dev, err := openSeqDevice(o.device)

@@ -32,7 +32,7 @@ func newDemo() *cobra.Command {
 	fl.StringSliceVar(&c.Kernels, "kernels", c.Kernels, "kernels: rbf, gaussian (softmax positive features), arccos0, arccos1")
 	fl.StringSliceVar(&c.Samplers, "samplers", c.Samplers, "samplers")
 	intsVar(fl, &c.Features, "features", c.Features, intRange(1, maxRidgeFeatures), "feature counts D")
-	floatVar(fl, &c.Gamma, "gamma", c.Gamma, positiveFloat, "RBF bandwidth γ")
+	floatVar(fl, &c.Gamma, "gamma", c.Gamma, bandwidth, "RBF bandwidth γ")
 	floatVar(fl, &c.Lambda, "lambda", c.Lambda, nonNegFloat, "ridge parameter λ")
 	seedVar(fl, &c.Seed, "seed", 0, "random seed")
 	onceVar(fl, &o.plot, "plot", "kernelkit-demo.png", "PNG plot of Gram error against D (empty: none)")

@@ -43,6 +43,9 @@ var (
 	positiveFloat = domain{lo: 0, loOpen: true, hi: math.MaxFloat64}
 	// nonNegFloat is [0, +∞) finite.
 	nonNegFloat = domain{lo: 0, hi: math.MaxFloat64}
+	// bandwidth is an RBF bandwidth γ: (0, 10³⁰⁰], so that the projection
+	// √(2γ)·ω stays finite.
+	bandwidth = domain{lo: 0, loOpen: true, hi: 1e300}
 	// unitOpen is (0, 1).
 	unitOpen = domain{lo: 0, hi: 1, loOpen: true, hiOpen: true}
 	// dim is an input, feature, width or length dimension: 1…limits.MaxDim.

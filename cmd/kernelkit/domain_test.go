@@ -100,7 +100,7 @@ func domainProbes(d domain) []string {
 	var out []string
 	for _, v := range vs {
 		s := strconv.FormatFloat(v, 'f', -1, 64)
-		if math.Abs(v) >= 1e15 {
+		if math.Abs(v) >= 1e15 && !d.integer {
 			s = strconv.FormatFloat(v, 'g', -1, 64)
 		}
 		if !slices.Contains(out, s) {
@@ -186,7 +186,7 @@ func walkBase(t *testing.T) map[string][]string {
 			"--no-attention", "--no-cost"},
 		"snnk": {"--features", "8", "--draws", "2"},
 		"train": {"--steps", "1", "--n-train", "8", "--n-eval", "4", "--n-test", "4", "--length", "16", "--width", "8",
-			"--depth", "1", "--batch", "4", "--max-memory", "512MiB"},
+			"--depth", "1", "--batch", "4"},
 		"serve": {"--model", model, "--addr", "127.0.0.1:0"},
 		"maps":  {},
 	}
@@ -244,7 +244,8 @@ func peakHeap() (stop func() uint64) {
 // seconds — a run still going after walkRun is cancelled, as SIGINT
 // would, and must stop within walkStop — and with a live heap below
 // walkHeap. The walk runs in CI as its own step (KERNELKIT_FLAG_WALK=1,
-// .ci/run); plain go test runs a sample of it.
+// .ci/run); plain go test runs a sample of it, and
+// KERNELKIT_FLAG_WALK_CMD=train,fit walks those commands only.
 func TestFlagWalk(t *testing.T) {
 	const (
 		walkRun  = 2 * time.Second
@@ -255,8 +256,12 @@ func TestFlagWalk(t *testing.T) {
 	if !full && testing.Short() {
 		t.Skip("the flag walk: KERNELKIT_FLAG_WALK=1")
 	}
+	if raceEnabled {
+		t.Skip("the flag walk does not run under the race detector")
+	}
 	base := walkBase(t)
 	runtime.GC()
+	defer capAddressSpace(4 << 30)()
 	cases := 0
 	for i, cf := range allFlags(newRoot()) {
 		d, ok := cf.flag.Value.(declared)
@@ -267,6 +272,9 @@ func TestFlagWalk(t *testing.T) {
 			continue
 		}
 		cmdName := cf.path[0]
+		if only := os.Getenv("KERNELKIT_FLAG_WALK_CMD"); only != "" && !slices.Contains(strings.Split(only, ","), cmdName) {
+			continue
+		}
 		b, ok := base[cmdName]
 		if !ok {
 			t.Errorf("no walk arguments for command %s: add them to walkBase", cmdName)
@@ -287,7 +295,7 @@ func TestFlagWalk(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), limit)
 			stop := peakHeap()
 			start := time.Now()
-			_, errOut, err := runCtx(t, ctx, append([]string{"--blas", "gonum"}, args...)...)
+			_, errOut, err := runCtx(t, ctx, append([]string{"--blas", "gonum", "--max-memory", "512MiB"}, args...)...)
 			took := time.Since(start)
 			peak := stop()
 			cancel()
@@ -307,6 +315,9 @@ func TestFlagWalk(t *testing.T) {
 				if strings.Contains(msg, "panic") || strings.Contains(msg, "NaN") || strings.Contains(msg, "Inf") {
 					t.Logf("%s: %v", name, msg)
 				}
+			}
+			if os.Getenv("KERNELKIT_FLAG_WALK_LOG") == "1" {
+				t.Logf("%s: %v (%v, heap %d MiB)", name, err, took.Round(time.Millisecond), peak>>20)
 			}
 			if strings.Contains(errOut, "panic") {
 				t.Errorf("%s: stderr %q", name, errOut)

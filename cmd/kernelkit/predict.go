@@ -260,7 +260,7 @@ func newTransform() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	fl := cmd.Flags()
-	o.feat.bind(fl)
+	o.feat.bind(fl, dim)
 	o.bind(fl, "use this model's scaler and feature map", "name of a label column to drop")
 	fl.BoolVar(&o.scaled, "scaled", false, "write row-scaled features and a log_scale column (exponential maps never overflow)")
 	fl.StringVar(&o.device, "device", device.Host, deviceUsage("the features"))

@@ -114,6 +114,12 @@ func (o *trainOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 }
 
+// modelFlags are the flags that shape the model (nn.ModelConfig), which
+// --evaluate reads from the checkpoint instead.
+var modelFlags = []string{"model", "length", "width", "depth", "heads", "hidden", "expand", "rpe-hidden", "rpe-layers",
+	"rpe-act", "lambda", "ski-rank", "ski-filter", "ski-grid", "features", "feature-map", "hrf-m", "hrf-n", "qk-norm",
+	"chunk", "causal", "adapter", "adapter-size", "adapter-seed", "freeze"}
+
 func (o *trainOptions) run(cmd *cobra.Command) error {
 	j := &o.job
 	j.Model.Vocab, j.Model.Classes = tasks.VocabSize, tasks.Classes
@@ -124,6 +130,14 @@ func (o *trainOptions) run(cmd *cobra.Command) error {
 		j.Model.Adapter = o.adapter
 	}
 	j.MaxMemory = memoryBudget(cmd)
+	if j.EvaluateOnly {
+		// The model comes from the checkpoint: its shape flags would be ignored.
+		for _, name := range modelFlags {
+			if cmd.Flags().Changed(name) {
+				return fmt.Errorf("--evaluate scores the checkpoint's model as it was trained; drop --%s", name)
+			}
+		}
+	}
 	j.Warn = func(msg string) error { return notice(cmd, "warning: %s", msg) }
 	update, finish := progress("train " + j.Model.Kind)
 	j.Progress = func(p train.Progress) { update(p.Step, p.Steps) }
