@@ -239,10 +239,16 @@
 // process collectors. gRPC calls are counted in the same metrics with the
 // endpoints grpc_server_live, grpc_server_ready, grpc_model_ready,
 // grpc_server_metadata, grpc_model_metadata, grpc_model_infer and
-// grpc_health, and the gRPC status code's name as the code (OK,
-// InvalidArgument, ...); calls refused by gRPC itself before they reach
-// the service (a message over the limit) are not counted. The model label is a configured model name or empty
-// (unknown models), so clients cannot grow the label space.
+// grpc_health (grpc_other for reflection and unknown methods), and the
+// gRPC status code's name as the code (OK, InvalidArgument, ...). Calls
+// that gRPC itself refuses before they reach the service are counted at
+// the server's edge by a stats handler, with the kinds of REST's
+// refusals: a message over the limit (ResourceExhausted, kind
+// body_too_large), a message that cannot be decoded (Internal, kind
+// malformed_message) and an unknown method (Unimplemented, kind
+// not_found), with an empty model label. The model label is a configured
+// model name or empty (unknown models), so clients cannot grow the label
+// space.
 //
 // # Shutting down
 //

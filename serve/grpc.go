@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 
 	"github.com/kernelkit/kernelkit/serve/oippb"
@@ -64,7 +66,8 @@ func (s *Server) newGRPC() {
 		grpc.MaxHeaderListSize(64<<10),
 		grpc.MaxConcurrentStreams(maxConcurrentStreams),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: s.cfg.IdleTimeout}),
-		grpc.ChainUnaryInterceptor(s.observeGRPC),
+		grpc.StatsHandler(grpcStats{s}),
+		grpc.ChainUnaryInterceptor(s.observeUnary),
 	)
 	oippb.RegisterGRPCInferenceServiceServer(s.grpc, &grpcService{s: s})
 	s.health = health.NewServer()
@@ -72,6 +75,12 @@ func (s *Server) newGRPC() {
 	s.health.SetServingStatus(GRPCServiceName, healthgrpc.HealthCheckResponse_SERVING)
 	healthgrpc.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
+	s.grpcMethods = map[string]struct{}{}
+	for svc, info := range s.grpc.GetServiceInfo() {
+		for _, m := range info.Methods {
+			s.grpcMethods["/"+svc+"/"+m.Name] = struct{}{}
+		}
+	}
 }
 
 // ServeGRPC serves the Open Inference Protocol's gRPC service
@@ -89,11 +98,16 @@ func (s *Server) ServeGRPC(ln net.Listener) error {
 	return err
 }
 
-// callInfo is what the handler of a gRPC call tells the metrics and the
-// log: the model (a configured name or ""), the error kind and the rows.
+// callInfo is what a gRPC call tells the metrics and the log: the
+// model (a configured name or ""), the error kind and the rows, filled in
+// by the service's handlers; whether its request message was decoded and
+// whether it was counted already (by observeUnary).
 type callInfo struct {
+	method      string // the full method name
 	model, kind string
 	rows        int
+	received    atomic.Bool
+	counted     atomic.Bool
 }
 
 type callKey struct{}
@@ -105,23 +119,88 @@ func callOf(ctx context.Context) *callInfo {
 	return &callInfo{}
 }
 
-// observeGRPC counts, times and logs a unary gRPC call like a REST
-// request; the code label is the gRPC status code's name.
-func (s *Server) observeGRPC(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+// grpcStats is the gRPC server's stats.Handler: at the server's edge, it
+// counts the calls that gRPC itself refuses before the service sees them,
+// like REST's refusals: a message over the size limit
+// (RESOURCE_EXHAUSTED, kind body_too_large as REST's 413), a message that
+// cannot be decoded (INTERNAL, kind malformed_message, as REST's malformed
+// JSON) and an unknown method (UNIMPLEMENTED, kind not_found, as REST's
+// unknown path), and the streaming calls (reflection, the health service's
+// Watch). Unary calls that reach the service are counted by observeUnary
+// before their answer is sent, so that a client that has the answer finds
+// it in the metrics.
+type grpcStats struct {
+	s *Server
+}
+
+func (grpcStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+
+func (grpcStats) HandleConn(context.Context, stats.ConnStats) {}
+
+// TagRPC gives the call its callInfo, which the handlers fill in through
+// callOf. A method the server does not have is counted here: gRPC answers
+// it UNIMPLEMENTED with no further event.
+func (h grpcStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
+	ci := &callInfo{method: info.FullMethodName}
+	if _, ok := h.s.grpcMethods[info.FullMethodName]; !ok {
+		ci.kind = kindNotFound
+		h.s.observeGRPC(ctx, ci, 0, status.Error(codes.Unimplemented, "unknown method"))
+	}
+	return context.WithValue(ctx, callKey{}, ci)
+}
+
+// HandleRPC notes the decoded request message and counts, at its end, a
+// call that observeUnary did not count.
+func (h grpcStats) HandleRPC(ctx context.Context, rs stats.RPCStats) {
+	ci, ok := ctx.Value(callKey{}).(*callInfo)
+	if !ok {
+		return
+	}
+	switch ev := rs.(type) {
+	case *stats.InPayload:
+		ci.received.Store(true)
+	case *stats.End:
+		if !ci.counted.Load() {
+			h.s.observeGRPC(ctx, ci, ev.EndTime.Sub(ev.BeginTime), ev.Error)
+		}
+	}
+}
+
+// observeUnary is the unary interceptor: it counts, times and logs a
+// unary gRPC call that reached the service, like a REST request, before
+// its answer is sent.
+func (s *Server) observeUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	start := time.Now()
 	s.metrics.inflight.Inc()
 	defer s.metrics.inflight.Dec()
-	ci := &callInfo{}
-	resp, err := h(context.WithValue(ctx, callKey{}, ci), req)
+	ci := callOf(ctx)
+	resp, err := h(ctx, req)
+	s.observeGRPC(ctx, ci, time.Since(start), err)
+	return resp, err
+}
+
+// observeGRPC counts, times and logs a gRPC call that ended with err; the
+// code label is the gRPC status code's name. A failure the handlers did
+// not classify is a refusal by gRPC when no request message was decoded:
+// RESOURCE_EXHAUSTED is a message over the limit, INTERNAL one that could
+// not be decoded (or decompressed); any other is kind grpc_<code>.
+func (s *Server) observeGRPC(ctx context.Context, ci *callInfo, elapsed time.Duration, err error) {
+	ci.counted.Store(true)
 	code := status.Code(err)
-	endpoint, ok := grpcEndpoints[info.FullMethod]
+	endpoint, ok := grpcEndpoints[ci.method]
 	if !ok {
 		endpoint = epGRPCOther
 	}
 	if err != nil && ci.kind == "" {
-		ci.kind = "grpc_" + code.String()
+		switch {
+		case !ci.received.Load() && code == codes.ResourceExhausted:
+			ci.kind = kindBodyTooLarge
+		case !ci.received.Load() && code == codes.Internal:
+			ci.kind = kindMalformedMessage
+		default:
+			ci.kind = "grpc_" + code.String()
+		}
 	}
-	elapsed := time.Since(start)
 	s.metrics.requests.WithLabelValues(ci.model, endpoint, code.String()).Inc()
 	s.metrics.duration.WithLabelValues(ci.model, endpoint).Observe(elapsed.Seconds())
 	if ci.kind != "" {
@@ -133,17 +212,18 @@ func (s *Server) observeGRPC(ctx context.Context, req any, info *grpc.UnaryServe
 	level := slog.LevelDebug
 	switch code {
 	case codes.Internal, codes.Unknown, codes.Unavailable, codes.DeadlineExceeded, codes.DataLoss:
-		level = slog.LevelError
+		if ci.kind != kindMalformedMessage {
+			level = slog.LevelError
+		}
 	}
 	if s.log.Enabled(ctx, level) {
 		remote := ""
 		if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 			remote = p.Addr.String()
 		}
-		s.log.Log(ctx, level, "request", "method", "gRPC", "path", info.FullMethod, "code", code.String(),
+		s.log.Log(ctx, level, "request", "method", "gRPC", "path", ci.method, "code", code.String(),
 			"kind", ci.kind, "model", ci.model, "rows", ci.rows, "seconds", elapsed.Seconds(), "remote", remote)
 	}
-	return resp, err
 }
 
 // grpcError turns a failed call into a gRPC status, recording its kind.

@@ -421,7 +421,7 @@ func TestGRPCBadRequests(t *testing.T) {
 		name  string
 		req   *oippb.ModelInferRequest
 		code  codes.Code
-		kind  string // "" when the call does not reach the service (gRPC's own limits)
+		kind  string // "" when the call does not reach the service (gRPC's own limits, counted when the call ends: TestGRPCRefusalsCounted)
 		model string
 	}{
 		{"unknown model", with(good(), func(r *oippb.ModelInferRequest) { r.ModelName = "nope" }), codes.NotFound, kindUnknownModel, ""},

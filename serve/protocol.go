@@ -204,6 +204,7 @@ func (e *apiError) Error() string { return e.msg }
 // The error kinds, the values of the kind label of the errors metric.
 const (
 	kindMalformedJSON    = "malformed_json"
+	kindMalformedMessage = "malformed_message" // a gRPC request message that cannot be decoded
 	kindBadRequest       = "bad_request"
 	kindBadData          = "bad_data"
 	kindBadShape         = "bad_shape"

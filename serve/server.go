@@ -234,6 +234,8 @@ type Server struct {
 	health  *health.Server
 	metrics *metrics
 
+	grpcMethods map[string]struct{} // the full names of the gRPC server's methods
+
 	stop     chan struct{} // closed when the batch workers stop
 	stopOnce sync.Once
 	// closing is done when Shutdown or Close begins: reloads waiting for
