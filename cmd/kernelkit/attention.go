@@ -199,6 +199,9 @@ func (o *attentionOptions) run(cmd *cobra.Command) error {
 			return err
 		}
 	}
+	if err := checkMemory(cmd, cfg.Memory()); err != nil {
+		return err
+	}
 	update, finish := progress("attention")
 	res, err := performer.MSE(cmd.Context(), cfg, update)
 	finish()
@@ -228,9 +231,12 @@ func (o *attentionOptions) run(cmd *cobra.Command) error {
 }
 
 func (o *attentionOptions) runTiming(cmd *cobra.Command) error {
+	cfg := performer.TimingConfig{Lengths: o.lengths, Dim: o.d, MaxExact: o.maxExact, Causal: o.causal}
+	if err := checkMemory(cmd, cfg.Memory()); err != nil {
+		return err
+	}
 	update, finish := progress("timing")
-	res, err := performer.Timing(cmd.Context(), performer.TimingConfig{Lengths: o.lengths, Dim: o.d,
-		MaxExact: o.maxExact, Causal: o.causal}, update)
+	res, err := performer.Timing(cmd.Context(), cfg, update)
 	finish()
 	if err != nil {
 		return err
@@ -265,9 +271,13 @@ func onlyORF(names []string) bool {
 // runDevice compares attention on the CPU and on dev over the lengths and
 // feature counts.
 func (o *attentionOptions) runDevice(cmd *cobra.Command, dev *device.Device) error {
+	dcfg := performer.DeviceConfig{Device: dev, Lengths: o.lengths,
+		Batch: o.batch, Heads: o.heads, Dim: o.d, Features: o.features, Causal: o.causal, MaxExact: o.maxExact, Seed: o.seed}
+	if err := checkMemory(cmd, dcfg.Memory()); err != nil {
+		return err
+	}
 	update, finish := progress("attention on " + dev.Name())
-	res, err := performer.CompareDevice(cmd.Context(), performer.DeviceConfig{Device: dev, Lengths: o.lengths,
-		Batch: o.batch, Heads: o.heads, Dim: o.d, Features: o.features, Causal: o.causal, MaxExact: o.maxExact, Seed: o.seed}, update)
+	res, err := performer.CompareDevice(cmd.Context(), dcfg, update)
 	finish()
 	if err != nil {
 		return err

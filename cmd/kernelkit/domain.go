@@ -453,3 +453,9 @@ func memoryBudget(cmd *cobra.Command) int64 {
 	}
 	return defaultMaxMemory
 }
+
+// checkMemory refuses a run whose estimate exceeds the command's
+// --max-memory, before anything is allocated.
+func checkMemory(cmd *cobra.Command, e limits.Estimate) error {
+	return e.Check(memoryBudget(cmd), "--max-memory")
+}
