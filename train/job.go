@@ -65,6 +65,9 @@ type Job struct {
 	// length, which are truncated) before training starts; its error ends
 	// the run.
 	Warn func(string) error
+	// Export, if set, is where the trained model is written as an
+	// inference file (Trainer.Export, seqmodel) after training.
+	Export string
 }
 
 // JobReport is the outcome of a job.
@@ -192,6 +195,11 @@ func (j *Job) Run(ctx context.Context) (*JobReport, error) {
 		}
 	}
 	rep.Steps = tr.Step()
+	if j.Export != "" {
+		if err := tr.exportTo(j.Export); err != nil {
+			return nil, err
+		}
+	}
 	final := testX
 	if len(final) == 0 {
 		final = evalX

@@ -51,7 +51,7 @@ func newRoot() *cobra.Command {
 	fl.BoolVarP(&o.verbose, "verbose", "v", false, "print notices (the BLAS backend chosen by --blas auto)")
 	o.maxMemory = defaultMaxMemory
 	fl.Var(bytesValue{&o.maxMemory}, "max-memory", usageWith("memory budget: a run whose data and largest arrays are estimated above it is refused before they are allocated", bytesDomain)+" (default 8GiB)")
-	root.AddCommand(newDemo(), newFit(), newPredict(), newTransform(), newAttention(), newEstimate(), newToeplitz(), newAnalog(), newSNNK(), newServeCmd(), newTrainCmd(), newMaps())
+	root.AddCommand(newDemo(), newFit(), newPredict(), newTransform(), newAttention(), newEstimate(), newToeplitz(), newAnalog(), newSNNK(), newServeCmd(), newTrainCmd(), newExport(), newMaps())
 	groupCommands(root)
 	return root
 }
@@ -70,7 +70,7 @@ var (
 	commandGroup = map[string]string{
 		"demo": "model", "fit": "model", "predict": "model", "transform": "model", "maps": "model",
 		"attention": "study", "estimate": "study", "toeplitz": "study", "analog": "study", "snnk": "study",
-		"train": "train",
+		"train": "train", "export": "train",
 		"serve": "serve",
 	}
 )

@@ -105,6 +105,7 @@ func (o *trainOptions) bind(fl *pflag.FlagSet) {
 	intVar(fl, &j.CheckpointEvery, "checkpoint-every", 0, count.orZero("at the end"), "write the checkpoint every this many steps")
 	fl.StringVar(&j.InitFrom, "init-from", "", "checkpoint of a pre-trained model to fine-tune (embeddings and blocks)")
 	fl.BoolVar(&j.EvaluateOnly, "evaluate", false, "evaluate the --checkpoint model on --test (or --eval) without training")
+	fl.StringVar(&j.Export, "export", "", "write the trained model's inference file here after the run (kernelkit predict and serve read it; kernelkit export makes one from a checkpoint)")
 	fl.StringVar(&j.Analog, "analog", "", "also evaluate a performer with its FAVOR+ projections on emulated analog crossbars: ideal or pcm (analog paper, Table I)")
 	seedVar(fl, &j.AnalogSeed, "analog-seed", 1, "seed of the emulated PCM noise (--analog pcm)")
 	intVar(fl, &j.AnalogCalibration, "analog-calibration", 64, dim, "training examples whose feature-map inputs calibrate the crossbars (--analog)")

@@ -1,0 +1,9 @@
+package seqmodel_test
+
+import (
+	"testing"
+
+	"github.com/kernelkit/kernelkit/internal/testblas"
+)
+
+func TestMain(m *testing.M) { testblas.Main(m, "seqmodel") }
