@@ -31,5 +31,8 @@
 // Each study takes a configuration, a context and a progress callback
 // (nil: none) and returns typed rows with JSON tags; the same
 // configuration and seeds give the same rows (the times aside). Invalid
-// configurations and sizes return errors.
+// configurations and sizes return errors. Each configuration's Memory
+// estimates, from the configuration alone, the largest memory its run
+// holds at once (limits.Estimate), so that a caller can refuse a run above
+// a memory budget before anything is allocated.
 package ski

@@ -161,10 +161,15 @@ func (c ImpulseConfig) Validate() error {
 			return err
 		}
 	}
+	prev := 1
 	for _, h := range c.Hidden {
 		if err := limits.Dim("ski: MLP hidden width", h); err != nil {
 			return err
 		}
+		if _, err := limits.Matrix("MLP weights", h, prev); err != nil {
+			return fmt.Errorf("ski: %w", err)
+		}
+		prev = h
 	}
 	if c.N < 1 || c.N > maxImpulseN {
 		return fmt.Errorf("ski: impulse study needs 1 ≤ n ≤ %d, got %d", maxImpulseN, c.N)

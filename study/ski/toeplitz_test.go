@@ -81,6 +81,11 @@ func TestImpulse(t *testing.T) {
 			t.Errorf("%+v accepted", c)
 		}
 	}
+	// Widths within the dimension limit whose weight matrix is not (2⁴⁸
+	// values) are refused before the MLP is drawn.
+	if err := (ImpulseConfig{Hidden: []int{1 << 24, 1 << 24}}).Validate(); err == nil || !strings.Contains(err.Error(), "MLP weights") {
+		t.Errorf("hidden widths 2²⁴, 2²⁴: %v", err)
+	}
 }
 
 // TestTiming checks the timing study's rows: one per length 512,
