@@ -118,8 +118,8 @@ func (c RidgeConfig) Validate() error {
 			return fmt.Errorf("aimc: %w", err)
 		}
 	}
-	if c.Seeds < 1 {
-		return fmt.Errorf("aimc: analog ridge needs at least one seed, got %d", c.Seeds)
+	if err := limits.Count("aimc: analog ridge seeds", c.Seeds, 1); err != nil {
+		return err
 	}
 	if !(c.Lambda >= 0) {
 		return fmt.Errorf("aimc: ridge parameter must be non-negative, got %v", c.Lambda)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kernelkit/kernelkit/analog"
 	"github.com/kernelkit/kernelkit/data"
+	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/sampler"
 )
 
@@ -123,6 +124,12 @@ func TestRidgeConfigErrors(t *testing.T) {
 		if _, err := Ridge(context.Background(), cfg, nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want %q", err, c.want)
 		}
+	}
+	// More seeds than the repetition limit are refused before any runs.
+	many := ridgeConfig(t, analog.Ideal())
+	many.Seeds = limits.MaxCount + 1
+	if err := many.Validate(); err == nil || !strings.Contains(err.Error(), "seeds must be between 1 and 1048576") {
+		t.Errorf("%d seeds: error %v", many.Seeds, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

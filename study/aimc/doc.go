@@ -28,5 +28,9 @@
 // Each study takes a configuration, a context and a progress callback
 // (nil: none) and returns typed rows with JSON tags; the same
 // configuration and seeds give the same rows. Invalid configurations and
-// sizes return errors.
+// sizes return errors. RidgeConfig.Memory and AttentionConfig.Memory
+// estimate, from the configuration alone (and the sizes of the data sets
+// given), the largest memory the run holds at once (limits.Estimate), so
+// that a caller can refuse a run above a memory budget before anything is
+// allocated; the cost model allocates nothing that grows with L, d or m.
 package aimc

@@ -39,8 +39,8 @@ const (
 // the projections (D×d; the orthogonal sampler's d×d blocks), two batches
 // of standardised rows with their one-hot targets, the ridge statistics
 // of both lanes (D×(D+K+1) each) with a chunk of features each, the solve
-// (the Cholesky factor, and for a singular system the pseudo-inverse's
-// symmetric copy, eigendecomposition and eigenvectors: 4·D² in all), the
+// (the Cholesky factor or, for a singular system, the pseudo-inverse's
+// symmetric copy, eigendecomposition and eigenvectors: 3·D² at most), the
 // prediction of the test rows (a 256-row block of features per worker,
 // the standardised rows and the scores) and the Gram error on the first
 // 1000 test rows (their features, the exact and the approximate Gram
@@ -79,7 +79,7 @@ func fitMemory(ntr, nte, d, k, D int, orf bool) limits.Estimate {
 	fd, fk := float64(max(D, 0)), float64(max(k, 0))
 	e.AddBytes("ridge statistics", 8*fitLanes*fd*(fd+fk+1))
 	e.Add("feature chunks", fitLanes, min(ntr, fitChunk), D)
-	e.AddBytes("ridge solve", 8*(4*fd*fd+2*fd*fk))
+	e.AddBytes("ridge solve", 8*(3*fd*fd+2*fd*fk))
 	e.Add("prediction blocks", parallel.Workers(nte/predictBlock+1), min(nte, predictBlock), D)
 	e.Add("standardised test rows and scores", nte, d+k)
 	g := min(nte, gramRows)
