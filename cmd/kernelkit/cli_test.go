@@ -185,14 +185,14 @@ func TestFlagChecks(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"fit", "--train", good, "--gamma", "nan"}, `"--gamma" flag: not a finite number`},
-		{[]string{"fit", "--train", good, "--gamma", "inf"}, `"--gamma" flag: not a finite number`},
-		{[]string{"fit", "--train", good, "--lambda", "inf"}, `"--lambda" flag: not a finite number`},
-		{[]string{"fit", "--train", good, "--lambda", "NaN"}, `"--lambda" flag: not a finite number`},
-		{[]string{"fit", "--train", good, "--lambda", "1e400"}, `"--lambda" flag: not a finite number`},
-		{[]string{"transform", "--data", good, "--gamma", "-Inf"}, `"--gamma" flag: not a finite number`},
-		{[]string{"demo", "--gamma", "nan"}, `"--gamma" flag: not a finite number`},
-		{[]string{"demo", "--lambda", "+inf"}, `"--lambda" flag: not a finite number`},
+		{[]string{"fit", "--train", good, "--gamma", "nan"}, `"--gamma" flag: must be`},
+		{[]string{"fit", "--train", good, "--gamma", "inf"}, `"--gamma" flag: must be`},
+		{[]string{"fit", "--train", good, "--lambda", "inf"}, `"--lambda" flag: must be`},
+		{[]string{"fit", "--train", good, "--lambda", "NaN"}, `"--lambda" flag: must be`},
+		{[]string{"fit", "--train", good, "--lambda", "1e400"}, `"--lambda" flag: must be`},
+		{[]string{"transform", "--data", good, "--gamma", "-Inf"}, `"--gamma" flag: must be`},
+		{[]string{"demo", "--gamma", "nan"}, `"--gamma" flag: must be`},
+		{[]string{"demo", "--lambda", "+inf"}, `"--lambda" flag: must be`},
 		{[]string{"fit", "--train", good, "--label", "label", "--label", "x.box"}, `"--label" flag: given twice`},
 		{[]string{"predict", "--model", "m", "--label", "a", "--label", "b"}, `"--label" flag: given twice`},
 		{[]string{"transform", "--data", good, "--label", "a", "--label", "b"}, `"--label" flag: given twice`},

@@ -134,7 +134,7 @@ func TestDeviceFlagErrors(t *testing.T) {
 		{[]string{"attention", "--device", "go", "--variants", "trig"}, "positive (FAVOR+) map only"},
 		{[]string{"attention", "--device", "go", "--samplers", "iid"}, "orthogonal projections"},
 		{[]string{"attention", "--batch", "2"}, "go with --device"},
-		{[]string{"attention", "--device", "go", "--heads", "0"}, "must be positive"},
+		{[]string{"attention", "--device", "go", "--heads", "0"}, `"--heads" flag: must be an integer in [1, 16777216]`},
 	} {
 		_, err := run(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

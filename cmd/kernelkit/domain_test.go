@@ -166,7 +166,7 @@ func TestFlagDomainsRefused(t *testing.T) {
 // walkBase are the arguments that make each command cheap; the walk
 // varies one flag at a time on top of them (a flag of the base is
 // replaced, not added to).
-func walkBase(t *testing.T) map[string][]string {
+func walkBase(t *testing.T) map[string][][]string {
 	dir := t.TempDir()
 	train := letterCSV(t, dir, "train.csv", 0, 300)
 	test := letterCSV(t, dir, "test.csv", 19900, 20000)
@@ -174,21 +174,29 @@ func walkBase(t *testing.T) map[string][]string {
 	if _, err := run(t, "fit", "--train", train, "--features", "16", "--model", model); err != nil {
 		t.Fatal(err)
 	}
-	return map[string][]string{
-		"demo":      {"--features", "8", "--kernels", "rbf", "--samplers", "iid", "--plot", ""},
-		"fit":       {"--train", train, "--test", test, "--features", "16"},
-		"predict":   {"--model", model, "--data", test},
-		"transform": {"--data", test, "--features", "8"},
-		"attention": {"--lengths", "16", "--d", "4", "--features", "8", "--seeds", "1", "--variants", "positive"},
-		"estimate":  {"--draws", "2", "--features", "8", "--pairs", "4", "--d", "4"},
-		"toeplitz":  {"--d", "4", "--r", "8", "--m", "4", "--max-n", "64", "--max-dense", "64", "--no-timing"},
-		"analog": {"--data", test, "--ratios", "1", "--seeds", "1", "--kernels", "rbf", "--samplers", "iid",
-			"--no-attention", "--no-cost"},
-		"snnk": {"--features", "8", "--draws", "2"},
-		"train": {"--steps", "1", "--n-train", "8", "--n-eval", "4", "--n-test", "4", "--length", "16", "--width", "8",
-			"--depth", "1", "--batch", "4"},
-		"serve": {"--model", model, "--addr", "127.0.0.1:0"},
-		"maps":  {},
+	one := func(args ...string) [][]string { return [][]string{args} }
+	return map[string][][]string{
+		"demo":      one("--features", "8", "--kernels", "rbf", "--samplers", "iid", "--plot", ""),
+		"fit":       one("--train", train, "--test", test, "--features", "16"),
+		"predict":   one("--model", model, "--data", test),
+		"transform": one("--data", test, "--features", "8"),
+		"attention": one("--lengths", "16", "--d", "4", "--features", "8", "--seeds", "1", "--variants", "positive"),
+		"estimate": {
+			{"--draws", "2", "--features", "8"},
+			{"--study", "softmax", "--draws", "2", "--features", "8", "--d", "4"},
+			{"--study", "data", "--data", test, "--draws", "2", "--features", "8", "--pairs", "4"},
+		},
+		"toeplitz": one("--d", "4", "--r", "8", "--m", "4", "--max-n", "64", "--max-dense", "64", "--no-timing"),
+		"analog": one("--data", test, "--ratios", "1", "--seeds", "1", "--kernels", "rbf", "--samplers", "iid",
+			"--no-attention", "--no-cost"),
+		"snnk": {
+			{"--features", "8", "--draws", "2"},
+			{"--study", "classify", "--data", test, "--hidden", "8", "--m", "4", "--epochs", "1", "--seeds", "1"},
+		},
+		"train": one("--steps", "1", "--n-train", "8", "--n-eval", "4", "--n-test", "4", "--length", "16", "--width", "8",
+			"--depth", "1", "--batch", "4"),
+		"serve": one("--model", model, "--addr", "127.0.0.1:0"),
+		"maps":  one(),
 	}
 }
 
@@ -275,52 +283,54 @@ func TestFlagWalk(t *testing.T) {
 		if only := os.Getenv("KERNELKIT_FLAG_WALK_CMD"); only != "" && !slices.Contains(strings.Split(only, ","), cmdName) {
 			continue
 		}
-		b, ok := base[cmdName]
+		bases, ok := base[cmdName]
 		if !ok {
 			t.Errorf("no walk arguments for command %s: add them to walkBase", cmdName)
 			continue
 		}
 		dom := d.Domain()
 		for _, p := range domainProbes(dom) {
-			v, ok := parseProbe(p)
-			if !ok || !dom.contains(v) {
-				continue // refused while parsing: TestFlagDomainsRefused
-			}
-			args := append(slices.Clone(cf.path), withFlag(b, cf.flag.Name, p)...)
-			cases++
-			limit := walkRun
-			if cmdName == "serve" { // a server runs until it is stopped
-				limit = 300 * time.Millisecond
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), limit)
-			stop := peakHeap()
-			start := time.Now()
-			_, errOut, err := runCtx(t, ctx, append([]string{"--blas", "gonum", "--max-memory", "512MiB"}, args...)...)
-			took := time.Since(start)
-			peak := stop()
-			cancel()
-			runtime.GC()
-			name := fmt.Sprintf("kernelkit %s", strings.Join(args, " "))
-			if took > limit+walkStop {
-				t.Errorf("%s: took %v (not cancelled within %v)", name, took.Round(time.Millisecond), walkStop)
-			}
-			if peak > walkHeap {
-				t.Errorf("%s: live heap reached %d MiB (cap %d MiB)", name, peak>>20, walkHeap>>20)
-			}
-			if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
-				msg := err.Error()
-				if strings.Contains(msg, "\n") || len(msg) > 300 {
-					t.Errorf("%s: error is not one short line: %q", name, msg)
+			for _, b := range bases {
+				v, ok := parseProbe(p)
+				if !ok || !dom.contains(v) {
+					continue // refused while parsing: TestFlagDomainsRefused
 				}
-				if strings.Contains(msg, "panic") || strings.Contains(msg, "NaN") || strings.Contains(msg, "Inf") {
-					t.Logf("%s: %v", name, msg)
+				args := append(slices.Clone(cf.path), withFlag(b, cf.flag.Name, p)...)
+				cases++
+				limit := walkRun
+				if cmdName == "serve" { // a server runs until it is stopped
+					limit = 300 * time.Millisecond
 				}
-			}
-			if os.Getenv("KERNELKIT_FLAG_WALK_LOG") == "1" {
-				t.Logf("%s: %v (%v, heap %d MiB)", name, err, took.Round(time.Millisecond), peak>>20)
-			}
-			if strings.Contains(errOut, "panic") {
-				t.Errorf("%s: stderr %q", name, errOut)
+				ctx, cancel := context.WithTimeout(context.Background(), limit)
+				stop := peakHeap()
+				start := time.Now()
+				_, errOut, err := runCtx(t, ctx, append([]string{"--blas", "gonum", "--max-memory", "512MiB"}, args...)...)
+				took := time.Since(start)
+				peak := stop()
+				cancel()
+				runtime.GC()
+				name := fmt.Sprintf("kernelkit %s", strings.Join(args, " "))
+				if took > limit+walkStop {
+					t.Errorf("%s: took %v (not cancelled within %v)", name, took.Round(time.Millisecond), walkStop)
+				}
+				if peak > walkHeap {
+					t.Errorf("%s: live heap reached %d MiB (cap %d MiB)", name, peak>>20, walkHeap>>20)
+				}
+				if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+					msg := err.Error()
+					if strings.Contains(msg, "\n") || len(msg) > 300 {
+						t.Errorf("%s: error is not one short line: %q", name, msg)
+					}
+					if strings.Contains(msg, "panic") || strings.Contains(msg, "NaN") || strings.Contains(msg, "Inf") {
+						t.Logf("%s: %v", name, msg)
+					}
+				}
+				if os.Getenv("KERNELKIT_FLAG_WALK_LOG") == "1" {
+					t.Logf("%s: %v (%v, heap %d MiB)", name, err, took.Round(time.Millisecond), peak>>20)
+				}
+				if strings.Contains(errOut, "panic") {
+					t.Errorf("%s: stderr %q", name, errOut)
+				}
 			}
 		}
 	}

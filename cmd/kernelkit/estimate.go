@@ -53,8 +53,8 @@ func newEstimate() *cobra.Command {
 	fl.StringVar(&o.data, "data", "", "CSV data set for --study data (label column dropped)")
 	fl.StringSliceVar(&o.estimators, "estimator", hrf.DefaultEstimators(), "estimators: trig, positive, hyperbolic, angular, gaussian, bipolar, clustered, simrf, oprf, sderf, aderf")
 	fl.StringVar(&o.sampler, "sampler", "iid", "projection sampler: iid, orf, sorf, halton, truncated or simplex (SimRF's coupling)")
-	intVar(fl, &o.features, "features", 0, dim.orZero("128 for angle, 512 for data and softmax"), "feature budget D")
-	intVar(fl, &o.draws, "draws", 0, count.orZero("1000 for angle, 50 otherwise, 20 for clustered"), "independent draws of each map")
+	intVar(fl, &o.features, "features", 128, dim, "feature budget D (unset: 128 for angle, 512 for data and softmax)")
+	intVar(fl, &o.draws, "draws", 1000, count, "independent draws of each map (unset: 1000 for angle, 50 otherwise, 20 for clustered)")
 	intVar(fl, &o.pairs, "pairs", 100, count, "random pairs of rows for --study data")
 	floatsVar(fl, &o.norms, "norms", []float64{1}, positiveFloat, "row norms after standardisation (data) or embedding norms (softmax)")
 	intVar(fl, &o.d, "d", 64, dim, "dimension for --study softmax")
@@ -229,6 +229,9 @@ func (o *estimateOptions) compute(cmd *cobra.Command, smp sampler.Sampler, updat
 	switch o.study {
 	case "angle":
 		cfg := hrf.AnglesConfig{Estimators: o.estimators, Sampler: smp, Features: o.features, Draws: o.draws, Seed: o.seed}
+		if err := checkMemory(cmd, hrf.MapMemory(len(o.estimators), o.features, 64, 2)); err != nil {
+			return nil, nil, nil, err
+		}
 		if changed("norms") {
 			cfg.Radii = o.norms
 		}
@@ -240,6 +243,9 @@ func (o *estimateOptions) compute(cmd *cobra.Command, smp sampler.Sampler, updat
 	case "data":
 		ds, err := readData(o.data, "auto", "", false)
 		if err != nil {
+			return nil, nil, nil, err
+		}
+		if err := checkMemory(cmd, hrf.MapMemory(len(o.estimators), o.features, ds.Cols(), 2*o.pairs)); err != nil {
 			return nil, nil, nil, err
 		}
 		res, err := hrf.Data(ctx, hrf.DataConfig{X: ds.X, Estimators: o.estimators, Sampler: smp,
@@ -258,6 +264,9 @@ func (o *estimateOptions) compute(cmd *cobra.Command, smp sampler.Sampler, updat
 		if changed("features") {
 			cfg.Features = []int{o.features}
 		}
+		if err := checkMemory(cmd, hrf.MapMemory(1, o.features, 64, 2*o.pairs)); err != nil {
+			return nil, nil, nil, err
+		}
 		if changed("pairs") {
 			cfg.Pairs = o.pairs
 		}
@@ -270,6 +279,9 @@ func (o *estimateOptions) compute(cmd *cobra.Command, smp sampler.Sampler, updat
 		cfg := hrf.SoftmaxSamplingConfig{Estimators: o.estimators, Sampler: smp, Dim: o.d, Norms: o.norms, Seed: o.seed}
 		if changed("features") {
 			cfg.Features = []int{o.features} // else the study's budgets 64, 128, 256, 512
+		}
+		if err := checkMemory(cmd, hrf.MapMemory(len(o.estimators), max(o.features, 512), o.d, 2)); err != nil {
+			return nil, nil, nil, err
 		}
 		res, err := hrf.SoftmaxSampling(ctx, cfg, update)
 		if err != nil {

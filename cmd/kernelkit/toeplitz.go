@@ -43,7 +43,7 @@ func newToeplitz() *cobra.Command {
 func (o *toeplitzOptions) bind(fl *pflag.FlagSet) {
 	intVar(fl, &o.d, "d", 64, dim, "channels")
 	intVar(fl, &o.r, "r", 64, intRange(2, limits.MaxDim), "SKI inducing points")
-	intVar(fl, &o.m, "m", 32, dim, "sparse filter width")
+	intVar(fl, &o.m, "m", 32, dim.orZero("no sparse filter"), "sparse filter width")
 	floatVar(fl, &o.lambda, "lambda", 0.99, unitOpen, "inverse time warp λ at n = 512 (λ^(512/n) at length n)")
 	intVar(fl, &o.maxN, "max-n", 1<<20, dim, "longest sequence in the timing study")
 	intVar(fl, &o.maxDense, "max-dense", 4096, dim, "longest sequence for the dense O(n²) product")
