@@ -335,77 +335,33 @@ func ReadLIBSVM(r io.Reader, dim int) (*Dataset, error) {
 	if dim > limits.MaxDim {
 		return nil, fmt.Errorf("data: LIBSVM width %d is above the limit %d", dim, limits.MaxDim)
 	}
-	br, err := skipBOM(newLineGate(r))
+	p, err := newLIBSVMLines(r, dim)
 	if err != nil {
-		if errors.Is(err, errLineTooLong) {
-			return nil, fmt.Errorf("data: LIBSVM line 1 is longer than the limit of %s", limits.Bytes(float64(maxLineBytes)))
-		}
-		return nil, fmt.Errorf("data: LIBSVM: %w", err)
+		return nil, err
 	}
-	sc := bufio.NewScanner(br)
-	sc.Buffer(make([]byte, 64<<10), maxLineBytes)
 	var (
 		idx    []int32   // feature index − 1 of each stored entry
 		vals   []float64 // its value
 		ends   []int     // end of each row's entries in idx and vals
 		ys     []float64 // labels
 		maxIdx int
-		line   int
 	)
-	for sc.Scan() {
-		line++
-		text := sc.Text()
-		if i := strings.IndexByte(text, '#'); i >= 0 {
-			text = text[:i]
+	for {
+		y, last, err := p.next(&idx, &vals)
+		if err == io.EOF {
+			break
 		}
-		fields := strings.Fields(text)
-		if len(fields) == 0 {
-			continue
-		}
-		y, err := parseDecimal(fields[0])
 		if err != nil {
-			return nil, fmt.Errorf("data: LIBSVM line %d: label: %w", line, err)
+			return nil, err
 		}
-		last := 0
-		for _, f := range fields[1:] {
-			k, v, ok := strings.Cut(f, ":")
-			if !ok {
-				return nil, fmt.Errorf("data: LIBSVM line %d: %s is not index:value", line, quote(f))
-			}
-			j, err := parseIndex(k)
-			if err != nil {
-				return nil, fmt.Errorf("data: LIBSVM line %d: %w", line, err)
-			}
-			if j <= last {
-				return nil, fmt.Errorf("data: LIBSVM line %d: indices not increasing at %d", line, j)
-			}
-			if dim > 0 && j > dim {
-				return nil, fmt.Errorf("data: LIBSVM line %d: feature index %d is beyond the width %d (the model's or training data's)", line, j, dim)
-			}
-			last = j
-			val, err := parseDecimal(v)
-			if err != nil {
-				return nil, fmt.Errorf("data: LIBSVM line %d, index %d: %w", line, j, err)
-			}
-			maxIdx = max(maxIdx, j)
-			if val != 0 {
-				idx = append(idx, int32(j-1))
-				vals = append(vals, val)
-			}
-		}
+		maxIdx = max(maxIdx, last)
 		ends = append(ends, len(idx))
 		ys = append(ys, y)
 		// Stop as soon as the dense matrix would be too large, before
 		// reading (or allocating for) the rest of the file.
 		if _, err := limits.Matrix("the data matrix", len(ys), max(dim, maxIdx)); err != nil {
-			return nil, fmt.Errorf("data: LIBSVM line %d: %w", line, err)
+			return nil, fmt.Errorf("data: LIBSVM line %d: %w", p.line, err)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) || errors.Is(err, errLineTooLong) {
-			return nil, fmt.Errorf("data: LIBSVM line %d is longer than the limit of %s", line+1, limits.Bytes(float64(maxLineBytes)))
-		}
-		return nil, fmt.Errorf("data: LIBSVM: %w", err)
 	}
 	if len(ys) == 0 {
 		return nil, errors.New("data: LIBSVM file has no rows")
@@ -431,6 +387,85 @@ func ReadLIBSVM(r io.Reader, dim int) (*Dataset, error) {
 		lo = hi
 	}
 	return &Dataset{X: mat.NewDense(len(ys), width, raw), Y: ys}, nil
+}
+
+// libsvmLines parses the rows of LIBSVM data one line at a time, for
+// ReadLIBSVM and the streaming LIBSVMReader: a leading byte-order mark is
+// skipped, comments after '#' and blank lines are ignored, and a line
+// longer than maxLineBytes is an error after at most that many bytes.
+type libsvmLines struct {
+	sc   *bufio.Scanner
+	dim  int // > 0: the width, which indices may not pass
+	line int // the line last read, from 1
+}
+
+func newLIBSVMLines(r io.Reader, dim int) (*libsvmLines, error) {
+	br, err := skipBOM(newLineGate(r))
+	if err != nil {
+		if errors.Is(err, errLineTooLong) {
+			return nil, fmt.Errorf("data: LIBSVM line 1 is longer than the limit of %s", limits.Bytes(float64(maxLineBytes)))
+		}
+		return nil, fmt.Errorf("data: LIBSVM: %w", err)
+	}
+	sc := bufio.NewScanner(br)
+	sc.Buffer(make([]byte, 64<<10), maxLineBytes)
+	return &libsvmLines{sc: sc, dim: dim}, nil
+}
+
+// next parses the next row: it returns the label and the row's largest
+// index (0 for a row of no entries) and appends the entries with non-zero
+// values to *idx (index − 1) and *vals. At the end it returns io.EOF.
+func (p *libsvmLines) next(idx *[]int32, vals *[]float64) (y float64, last int, err error) {
+	for p.sc.Scan() {
+		p.line++
+		line := p.line
+		text := p.sc.Text()
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			text = text[:i]
+		}
+		fields := strings.Fields(text)
+		if len(fields) == 0 {
+			continue
+		}
+		y, err := parseDecimal(fields[0])
+		if err != nil {
+			return 0, 0, fmt.Errorf("data: LIBSVM line %d: label: %w", line, err)
+		}
+		last := 0
+		for _, f := range fields[1:] {
+			k, v, ok := strings.Cut(f, ":")
+			if !ok {
+				return 0, 0, fmt.Errorf("data: LIBSVM line %d: %s is not index:value", line, quote(f))
+			}
+			j, err := parseIndex(k)
+			if err != nil {
+				return 0, 0, fmt.Errorf("data: LIBSVM line %d: %w", line, err)
+			}
+			if j <= last {
+				return 0, 0, fmt.Errorf("data: LIBSVM line %d: indices not increasing at %d", line, j)
+			}
+			if p.dim > 0 && j > p.dim {
+				return 0, 0, fmt.Errorf("data: LIBSVM line %d: feature index %d is beyond the width %d (the model's or training data's)", line, j, p.dim)
+			}
+			last = j
+			val, err := parseDecimal(v)
+			if err != nil {
+				return 0, 0, fmt.Errorf("data: LIBSVM line %d, index %d: %w", line, j, err)
+			}
+			if val != 0 {
+				*idx = append(*idx, int32(j-1))
+				*vals = append(*vals, val)
+			}
+		}
+		return y, last, nil
+	}
+	if err := p.sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) || errors.Is(err, errLineTooLong) {
+			return 0, 0, fmt.Errorf("data: LIBSVM line %d is longer than the limit of %s", p.line+1, limits.Bytes(float64(maxLineBytes)))
+		}
+		return 0, 0, fmt.Errorf("data: LIBSVM: %w", err)
+	}
+	return 0, 0, io.EOF
 }
 
 // Scaler standardises features: x' = (x − Mean)/Scale, with Scale = 1 for

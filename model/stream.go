@@ -294,3 +294,43 @@ func joinBatches(parts []*data.Batch) (*data.Batch, error) {
 	}
 	return out, nil
 }
+
+// StreamFile returns the opener of passes over the training file at path
+// for Job.Stream, read in format ("csv", "libsvm", or "" or "auto" for
+// the format data.Open would read it in, data.FileFormat), the names of
+// its columns and its width (the number of feature columns), so that a
+// streamed fit reads the file as the in-memory fit of data.Open does and
+// gives the same model file.
+//
+// A CSV file is streamed by StreamCSVColumns (opt selects its label,
+// weight and target columns). A LIBSVM file is scanned once here for its
+// width, its largest feature index (data.ScanLIBSVM: a pass in constant
+// memory, which also checks every line); its columns have no names and
+// its label is the first field of each line, as data.Open reads it: opt's
+// label is not used, and several targets or a weight column are an error,
+// as they are for data.Open.
+func StreamFile(path, format string, opt data.CSVOptions) (Opener, Columns, int, error) {
+	format, err := data.FileFormat(path, format)
+	if err != nil {
+		return nil, Columns{}, 0, err
+	}
+	if format == "csv" {
+		open, cols, err := StreamCSVColumns(path, opt)
+		return open, cols, len(cols.Names), err
+	}
+	if len(opt.Targets) > 1 || opt.Weight != "" {
+		return nil, Columns{}, 0, fmt.Errorf("%s: data: a LIBSVM file has one label and no weight column; use CSV for several targets or weights", path)
+	}
+	width, err := data.LIBSVMFileWidth(path)
+	if err != nil {
+		return nil, Columns{}, 0, err
+	}
+	open := func() (Batches, func() error, error) {
+		f, err := data.OpenLIBSVM(path, width)
+		if err != nil {
+			return nil, nil, err
+		}
+		return f, f.Close, nil
+	}
+	return open, Columns{}, width, nil
+}
