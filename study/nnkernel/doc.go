@@ -31,5 +31,9 @@
 // (nil: none) and returns typed rows with JSON tags. The same
 // configuration and seeds give the same rows, except the GoMLX-trained
 // MLPs of Classify, which are not bit-reproducible (their training runs in
-// parallel). Invalid configurations and sizes return errors.
+// parallel). Invalid configurations and sizes return errors. Each
+// configuration's Memory estimates, from the configuration alone (and the
+// sizes of the data sets given), the largest memory its run holds at once
+// (limits.Estimate), so that a caller can refuse a run above a memory
+// budget before anything is allocated.
 package nnkernel

@@ -340,6 +340,9 @@ func (c ClassifyConfig) Validate() error {
 	if err := limits.Count("nnkernel: SNNK classify epochs", c.Epochs, 1); err != nil {
 		return err
 	}
+	if err := limits.Count("nnkernel: SNNK classify seeds", c.Seeds, 1); err != nil {
+		return err
+	}
 	if c.Hidden < 1 || c.M < 1 || c.Epochs < 1 || c.Seeds < 1 {
 		return fmt.Errorf("nnkernel: SNNK classify needs positive hidden width, m, epochs and seeds (got %d, %d, %d, %d)", c.Hidden, c.M, c.Epochs, c.Seeds)
 	}

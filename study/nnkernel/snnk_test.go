@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kernelkit/kernelkit/data"
+	"github.com/kernelkit/kernelkit/internal/limits"
 )
 
 // letterSplit returns rows [0, n) of the embedded letter data split at
@@ -142,6 +143,12 @@ func TestClassify(t *testing.T) {
 	bad.M = 0
 	if _, err := Classify(context.Background(), bad, nil); err == nil {
 		t.Error("m = 0 accepted")
+	}
+	// More seeds than the repetition limit are refused before any runs.
+	bad = cfg
+	bad.Seeds = limits.MaxCount + 1
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "seeds must be between 1 and 1048576") {
+		t.Errorf("%d seeds: error %v", bad.Seeds, err)
 	}
 	var b bytes.Buffer
 	if err := res.Table().Render(&b); err != nil {
