@@ -238,10 +238,10 @@ func fitMap(cfg Job, mo features.Options, opt Options) (features.Transformer, er
 			size = max(10000, 10*mo.Features)
 		}
 		var err error
-		mo.InputDim = len(cfg.Names)
 		if mo.Data, err = sampleStream(cfg.Stream, size, opt.ChunkRows, mo.Seed^streamSampleSeed, opt.Standardize); err != nil {
 			return nil, err
 		}
+		_, mo.InputDim = mo.Data.Dims() // the rows' width (streamed LIBSVM columns have no names)
 	default:
 		return nil, errors.New("model: no training rows")
 	}

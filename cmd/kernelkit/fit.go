@@ -300,12 +300,13 @@ func (o *fitOptions) run(cmd *cobra.Command) error {
 		cfg.Device = dev.String()
 	}
 	label := o.label
+	width := 0 // of the streamed rows
 	if o.stream {
 		if o.test == "" {
 			return errors.New("--stream needs --test (the training rows are not kept in memory)")
 		}
 		var cols model.Columns
-		cfg.Stream, cols, err = model.StreamCSVColumns(o.train, data.CSVOptions{Label: o.label, Targets: o.targets, Weight: o.weightCol})
+		cfg.Stream, cols, width, err = model.StreamFile(o.train, o.format, data.CSVOptions{Label: o.label, Targets: o.targets, Weight: o.weightCol})
 		cfg.Names, cfg.Label, cfg.TargetNames = cols.Names, cols.Label, cols.Targets
 	} else if cfg.Train, err = data.Open(o.train, data.OpenOptions{Format: o.format, Label: o.label, Targets: o.targets, Weight: o.weightCol}); err == nil {
 		cfg.Names, label = cfg.Train.Names, cfg.Train.Label
@@ -313,7 +314,6 @@ func (o *fitOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	width := len(cfg.Names)
 	if cfg.Train != nil {
 		width = cfg.Train.Cols()
 	}
