@@ -33,7 +33,7 @@ type dataOptions struct {
 func (o *dataOptions) bind(fl *pflag.FlagSet, modelUsage, labelUsage string) {
 	onceVar(fl, &o.model, "model", "", modelUsage)
 	onceVar(fl, &o.data, "data", "", "rows to read (CSV or LIBSVM)")
-	fl.StringVar(&o.format, "format", "auto", "data format: auto, csv or libsvm")
+	fl.StringVar(&o.format, "format", "auto", "data format: auto, csv or libsvm (for a sequence model: auto, tsv or lines)")
 	onceVar(fl, &o.label, "label", "", labelUsage)
 	onceVar(fl, &o.out, "out", "", "output file (default standard output)")
 	onceVar(fl, &o.weight, "weight-column", "", "a CSV column of row weights (as fit --weight-column) to skip if the data has it")
@@ -102,7 +102,10 @@ func newPredict() *cobra.Command {
 			"goes to standard error, with the log-loss and expected calibration\n" +
 			"error of the probabilities of a model fitted with --calibrate. The prediction is the\n" +
 			"class of the largest score; --scores adds the scores and, for a calibrated model, the\n" +
-			"probabilities (Platt sigmoids normalised to sum to one per row).",
+			"probabilities (Platt sigmoids normalised to sum to one per row).\n" +
+			"A sequence model's inference file (kernelkit export, train --export; .kks) reads an LRA TSV file\n" +
+			"(Source and, for the accuracy, Target columns) or one sequence per line, tokenised as in\n" +
+			"training; --scores adds its logits (score0…) and softmax probabilities (prob0…).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -112,6 +115,9 @@ func newPredict() *cobra.Command {
 }
 
 func (o *predictOptions) run(cmd *cobra.Command) error {
+	if isSequenceModel(o.model) {
+		return o.runSeq(cmd)
+	}
 	m, err := o.loadModel()
 	if err != nil {
 		return err
