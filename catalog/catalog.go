@@ -42,6 +42,15 @@
 // OPRF; linear attention refits them to each call's queries and keys
 // (features.Adaptive).
 //
+// Temperature: every entry of the softmax kernel (positive, trig,
+// hyperbolic, the hybrids, simrf, oprf, sderf, aderf, nystrom/softmax)
+// takes Options.Temperature τ and then estimates exp(xᵀy/τ): Registry.Pair
+// builds the entry on Options.Data, the centres and Norm scaled by 1/√τ
+// (so the fitted maps are fitted on the scaled rows) and applies it to
+// x/√τ (features.TemperPair); a tempered symmetric map is stored as
+// features.TemperedSpecKind, which every registry decodes. Other entries
+// refuse a temperature.
+//
 // Domains: the χ² maps need inputs in their kernels' domains
 // (non-negative for chi2, above −1 for skewed-chi2); other inputs are
 // errors of Transform. The Nyström entries are data-dependent: they need

@@ -55,7 +55,8 @@ var (
 // (*snnk.ReLU), the skewed χ² map (*features.SkewedChi2) and the Nyström
 // maps of the RBF, softmax and polynomial kernels (*nystrom.Map), and the
 // fitted OPRF (FAVOR++) and SDERF (FAVOR#) maps of package prf (*prf.Map,
-// evaluated with the parameters prf fitted on the CPU); a *Map is
+// evaluated with the parameters prf fitted on the CPU), and any of these
+// tempered (features.Temper: the form on the rows times 1/√τ); a *Map is
 // recompiled for d. Any other map is an error naming it ("device: map …
 // has no device form"): there is no silent fallback to the CPU. The ADERF
 // pair of package prf compiles with Pair, a map for each side. The

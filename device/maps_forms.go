@@ -66,6 +66,9 @@ func (f *mapForm) check(i int, row []float64, sc *data.Scaler) error {
 // formOf returns the device form of t, or an error naming a map that has
 // none.
 func formOf(t features.Transformer) (*mapForm, error) {
+	if inner, tau := features.Untemper(t); tau != 1 {
+		return temperedForm(inner, tau, fmt.Sprint(t))
+	}
 	switch m := t.(type) {
 	case *features.Map:
 		return featureForm(m.Spec(), 1, m.String())

@@ -270,6 +270,14 @@ type Options struct {
 	// Norm is the typical input norm, for estimators tuned to it (the
 	// bipolar Gaussian hybrid); 0 means 1.
 	Norm float64
+	// Temperature is τ of the softmax kernel exp(xᵀy/τ): 0 means none (τ =
+	// 1, the kernel exp(xᵀy)); otherwise it must be positive and finite,
+	// and the map's kernel softmax (Registry.Pair refuses it for any other
+	// kernel). Registry.Pair builds the entry's map of exp(xᵀy) with Data,
+	// QueryCentres, KeyCentres and Norm scaled by 1/√τ (data-fitted maps
+	// are fitted on the scaled rows) and returns it tempered (TemperPair):
+	// it applies the map to x/√τ.
+	Temperature float64
 	// QueryCentres and KeyCentres are cluster centres (k×d) for the
 	// clustered estimators.
 	QueryCentres, KeyCentres *mat.Dense
@@ -333,10 +341,14 @@ func (r *Registry) Register(e Entry) error {
 	return nil
 }
 
-// RegisterDecoder adds the decoder of a spec kind.
+// RegisterDecoder adds the decoder of a spec kind. TemperedSpecKind is
+// reserved: every Registry decodes tempered maps itself (Decode).
 func (r *Registry) RegisterDecoder(kind string, d Decoder) error {
 	if kind == "" || d == nil {
 		return errors.New("features: decoder needs a kind and a function")
+	}
+	if kind == TemperedSpecKind {
+		return fmt.Errorf("features: decoder kind %q is reserved for tempered maps", kind)
 	}
 	if _, dup := r.decoders[kind]; dup {
 		return fmt.Errorf("features: decoder %q registered twice", kind)
@@ -357,7 +369,9 @@ func (r *Registry) Lookup(name string) (Entry, error) {
 	return *e, nil
 }
 
-// Pair builds the named map as a query/key pair.
+// Pair builds the named map as a query/key pair. With o.Temperature set
+// (softmax-kernel entries only) it builds the map of exp(xᵀy) on the
+// options scaled by 1/√τ and tempers it (see Options.Temperature).
 func (r *Registry) Pair(name string, o Options) (Pair, error) {
 	e, err := r.Lookup(name)
 	if err != nil {
@@ -369,7 +383,22 @@ func (r *Registry) Pair(name string, o Options) (Pair, error) {
 	if o.Features <= 0 {
 		return nil, fmt.Errorf("features: number of features must be positive, got %d", o.Features)
 	}
-	return e.New(o)
+	if o.Temperature == 0 {
+		return e.New(o)
+	}
+	if e.Kernel != "softmax" {
+		return nil, fmt.Errorf("features: the temperature is a parameter of the softmax kernel exp(xᵀy/τ); map %q estimates the %s kernel", e.Name, e.Kernel)
+	}
+	tau := o.Temperature
+	o, err = temperOptions(o)
+	if err != nil {
+		return nil, err
+	}
+	p, err := e.New(o)
+	if err != nil {
+		return nil, err
+	}
+	return TemperPair(p, tau)
 }
 
 // Map builds the named map as a single (symmetric) map. Asymmetric maps
@@ -393,14 +422,19 @@ func (r *Registry) Map(name string, o Options) (Transformer, error) {
 	return t, nil
 }
 
-// Decode rebuilds a stored map.
+// Decode rebuilds a stored map. A tempered map (TemperedSpecKind) is
+// decoded here, its inner map by the registry's decoder of its kind.
 func (r *Registry) Decode(kind string, spec json.RawMessage) (Transformer, error) {
+	if kind == TemperedSpecKind {
+		return r.decodeTempered(spec)
+	}
 	d, ok := r.decoders[kind]
 	if !ok {
-		kinds := make([]string, 0, len(r.decoders))
+		kinds := make([]string, 0, len(r.decoders)+1)
 		for k := range r.decoders {
 			kinds = append(kinds, k)
 		}
+		kinds = append(kinds, TemperedSpecKind)
 		sort.Strings(kinds)
 		return nil, fmt.Errorf("features: unknown stored map kind %q (this kernelkit reads %s)", kind, strings.Join(kinds, ", "))
 	}

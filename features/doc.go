@@ -35,6 +35,33 @@
 // positive estimator SM²(x,y)(exp(‖z‖²)−1)/m. Functions TrigMSE,
 // HyperbolicMSE and PositiveMSE give them.
 //
+// # Temperature
+//
+// The softmax kernel with temperature τ > 0 is
+//
+//	SM_τ(x, y) = exp(xᵀy/τ) = SM(x/√τ, y/√τ),
+//
+// so every estimator of SM gives one of SM_τ by applying the unscaled map
+// to x/√τ: z_τ(x) = z(x/√τ), with E[z_τ(x)ᵀz_τ(y)] = exp(xᵀy/τ) and the
+// variances above evaluated at x/√τ and y/√τ (e.g. the positive
+// estimator's MSE is SM_τ²(x,y)(exp(‖x+y‖²/τ) − 1)/m). This is implemented
+// once, for every map: Temper (and TemperPair) wraps a map so that it
+// scales its inputs by 1/√τ; Draw tempers the map of a Config with
+// Config.Temperature, and Registry.Pair the map of any softmax-kernel entry
+// with Options.Temperature, fitting data-dependent maps (OPRF, DERF,
+// Nyström) on the scaled rows. τ = 1 is the unscaled map itself, so maps
+// without a temperature are unchanged. On standardised rows (‖x‖² ≈ d)
+// the unscaled kernel exp(xᵀy) ranges over exp(±d) and the positive
+// estimator's relative MSE at x = y is (exp(4‖x‖²) − 1)/m, so without a
+// temperature the maps are useless beyond a few dimensions. Since
+//
+//	exp(xᵀy/τ) = exp(‖x‖²/2τ)·exp(−‖x−y‖²/2τ)·exp(‖y‖²/2τ),
+//
+// the tempered kernel is, up to the rows' own factors, the Gaussian kernel
+// of γ = 1/(2τ); AutoTemperature's τ = d/2 matches the rbf default γ = 1/d
+// (the Performer's d^(−1/4) on each side, τ = √d, is smaller: measured
+// worse, see docs/estimators.md).
+//
 // Numerical stability: the positive and hyperbolic forms are computed in the
 // log domain, exp(±ωᵀx − c‖x‖² − ½log m), so a large ωᵀx never overflows
 // while the product with the small h(x) is representable (the naive product

@@ -32,6 +32,12 @@ type Config struct {
 	Form string
 	// Gamma is the RBF bandwidth in exp(−γ‖x−y‖²); used by rbf only.
 	Gamma float64
+	// Temperature is τ of the softmax kernel exp(xᵀy/τ) (softmax only):
+	// 0 means none (τ = 1, the kernel exp(xᵀy)); otherwise it must be
+	// positive and finite. Draw returns the map of exp(xᵀy) applied to
+	// x/√τ (Temper). New and FromProjection draw *Map, the unscaled map:
+	// they refuse a temperature other than 0 and 1.
+	Temperature float64
 	// Features is the output dimension D. For the sincos, trig and
 	// hyperbolic forms it must be even (m = D/2 projections).
 	Features int
@@ -171,10 +177,57 @@ func resolve(cfg Config) (kernelName, form string, k kind, err error) {
 	return "", "", 0, fmt.Errorf("features: unknown form %q for kernel %s", cfg.Form, kernelName)
 }
 
-// New draws a feature map for inputs of dimension d.
+// checkTemperature returns an error if cfg.Temperature is set for a
+// kernel other than softmax or is not a valid temperature; with unscaled
+// set (New, FromProjection), also if it is other than 0 and 1.
+func checkTemperature(cfg Config, kname string, unscaled bool) error {
+	tau := cfg.Temperature
+	if tau == 0 {
+		return nil
+	}
+	if kname != "softmax" {
+		return fmt.Errorf("features: the temperature is a parameter of the softmax kernel exp(xᵀy/τ); the %s kernel has none", kname)
+	}
+	if err := CheckTemperature(tau); err != nil {
+		return err
+	}
+	if unscaled && tau != 1 {
+		return fmt.Errorf("features: New draws the map of exp(xᵀy) (*Map); temperature %v needs Draw (or Temper)", tau)
+	}
+	return nil
+}
+
+// Draw draws the feature map of cfg for inputs of dimension d: New's
+// *Map, tempered (Temper) when cfg.Temperature is set and not 1.
+func Draw(cfg Config, d int) (Transformer, error) {
+	kname, _, _, err := resolve(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTemperature(cfg, kname, false); err != nil {
+		return nil, err
+	}
+	tau := cfg.Temperature
+	cfg.Temperature = 0
+	mp, err := New(cfg, d)
+	if err != nil {
+		return nil, err
+	}
+	if tau == 0 || tau == 1 {
+		return mp, nil
+	}
+	return Temper(mp, tau)
+}
+
+// New draws a feature map for inputs of dimension d. It is the map of the
+// unscaled kernel: a Config.Temperature other than 0 and 1 is an error
+// (Draw tempers the map).
 func New(cfg Config, d int) (*Map, error) {
 	kname, form, k, err := resolve(cfg)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkTemperature(cfg, kname, true); err != nil {
 		return nil, err
 	}
 	if cfg.Features <= 0 {
@@ -214,6 +267,9 @@ func New(cfg Config, d int) (*Map, error) {
 func FromProjection(cfg Config, w *mat.Dense) (*Map, error) {
 	kname, form, k, err := resolve(cfg)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkTemperature(cfg, kname, true); err != nil {
 		return nil, err
 	}
 	m, _ := w.Dims()

@@ -162,14 +162,23 @@ func RMSE(scores *mat.Dense, y []float64) float64 {
 // features. It costs O(n²) memory: pass a sample of rows.
 func GramError(t features.Transformer, x *mat.Dense) (float64, error) {
 	ke, ok := t.(features.KernelEstimator)
-	if !ok {
+	var exact kernel.Kernel
+	if ok {
+		exact = ke.Kernel()
+	}
+	if exact == nil {
 		return 0, fmt.Errorf("model: feature map %T has no exact kernel to compare with", t)
 	}
 	z, err := features.Apply(t, x)
 	if err != nil {
 		return 0, err
 	}
-	k, err := kernel.Gram(ke.Kernel(), x, x)
+	var k *mat.Dense
+	if tk, ok := exact.(features.TemperedKernel); ok {
+		k, err = tk.Gram(x, x) // exp(xᵀy/τ) by one GEMM
+	} else {
+		k, err = kernel.Gram(exact, x, x)
+	}
 	if err != nil {
 		return 0, err
 	}

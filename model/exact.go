@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/data"
+	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/kernel"
 	"github.com/kernelkit/kernelkit/krr"
 	"github.com/kernelkit/kernelkit/linear"
@@ -75,6 +77,22 @@ func fitExact(ctx context.Context, cfg Job, opt Options, eval *data.Dataset) (*J
 	default:
 		return nil, nil, fmt.Errorf("model: exact kernel ridge supports rbf, softmax and arccos0/1/2, got %s", kname)
 	}
+	// The softmax kernel's temperature: exp(xᵀy/τ) is exp(xᵀy) of the
+	// rows scaled by 1/√τ, so the fit runs on scaled rows and the model's
+	// kernel-columns map is tempered (features.Temper), as random
+	// features are.
+	tau := opt.Features.Temperature
+	if tau != 0 && kname != "softmax" {
+		return nil, nil, fmt.Errorf("model: the temperature is a parameter of the softmax kernel; the %s kernel has none", kname)
+	}
+	if tau != 0 {
+		if err := features.CheckTemperature(tau); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		tau = 1
+	}
+	scale := 1 / math.Sqrt(tau)
 	y, classes, err := exactTargets(opt.Task, train)
 	if err != nil {
 		return nil, nil, err
@@ -93,6 +111,11 @@ func fitExact(ctx context.Context, cfg Job, opt Options, eval *data.Dataset) (*J
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
+	if tau != 1 {
+		if x, err = scaledCopy(x, scale); err != nil {
+			return nil, nil, err
+		}
+	}
 	em, err := krr.Fit(x, y, krr.Config{Kernel: k, Lambda: opt.Lambda, Intercept: true})
 	if err != nil {
 		return nil, nil, err
@@ -101,14 +124,23 @@ func fitExact(ctx context.Context, cfg Job, opt Options, eval *data.Dataset) (*J
 	if err != nil {
 		return nil, nil, err
 	}
+	mp, err := features.Temper(cols, tau)
+	if err != nil {
+		return nil, nil, err
+	}
 	m := &Model{Task: opt.Task, Classes: classes, Columns: train.Names, Label: train.Label,
-		Scaler: scaler, Map: cols, Linear: em.Linear(), TrainRows: train.Rows()}
+		Scaler: scaler, Map: mp, Linear: em.Linear(), TrainRows: train.Rows()}
 	if eval.Cols() != train.Cols() {
 		return nil, nil, fmt.Errorf("model: evaluation data has %d feature columns, training data %d", eval.Cols(), train.Cols())
 	}
 	ex := eval.X
 	if scaler != nil {
 		if ex, err = scaler.Transform(ex); err != nil {
+			return nil, nil, err
+		}
+	}
+	if tau != 1 {
+		if ex, err = scaledCopy(ex, scale); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -121,6 +153,9 @@ func fitExact(ctx context.Context, cfg Job, opt Options, eval *data.Dataset) (*J
 		GramNote: "exact kernel ridge: no approximation"}
 	if s, ok := k.(kernel.RBF); ok {
 		r.Gamma = s.Gamma
+	}
+	if tau != 1 {
+		r.Temperature = tau
 	}
 	if cfg.Test != nil {
 		r.TestRows = cfg.Test.Rows()
@@ -142,4 +177,22 @@ func fitExact(ctx context.Context, cfg Job, opt Options, eval *data.Dataset) (*J
 		}
 	}
 	return r, m, nil
+}
+
+// scaledCopy returns s·x, multiplied as features.Temper's maps scale
+// their inputs (x·s, s = 1/√τ), so that the rows an exact fit sees are
+// those its tempered map sees when it predicts; a value that overflows is
+// features.ErrOverflow, as there.
+func scaledCopy(x *mat.Dense, s float64) (*mat.Dense, error) {
+	n, d := x.Dims()
+	out := mat.NewDense(n, d, nil)
+	for i := 0; i < n; i++ {
+		dst := out.RawRowView(i)
+		for j, v := range x.RawRowView(i) {
+			if dst[j] = v * s; math.IsInf(dst[j], 0) && !math.IsInf(v, 0) {
+				return nil, features.ErrOverflow
+			}
+		}
+	}
+	return out, nil
 }

@@ -19,26 +19,34 @@ import (
 	"github.com/kernelkit/kernelkit/nystrom"
 )
 
-// FormatName and Version identify model files.
+// FormatName and Version identify model files. Version is the newest
+// version: Save writes version 3 for a model whose map has a temperature
+// (features.Temper) and version 2 otherwise, so that a model without one
+// has the bytes it had before version 3.
 const (
 	FormatName = "kernelkit-model"
-	Version    = 2
+	Version    = 3
+	// versionPlain is the version of files without a temperature.
+	versionPlain = 2
 )
 
 type file struct {
-	Format    string          `json:"format"`
-	Version   int             `json:"version"`
-	Task      Task            `json:"task"`
-	Classes   int             `json:"classes"`
-	Columns   []string        `json:"columns,omitempty"`
-	Label     string          `json:"label,omitempty"`
-	Scaler    *data.Scaler    `json:"scaler"`
-	MapKind   string          `json:"map_kind,omitempty"`
-	Features  json.RawMessage `json:"features"`
-	Lambda    float64         `json:"lambda"`
-	Jitter    float64         `json:"jitter"`
-	Weights   []float64       `json:"weights"`
-	Intercept []float64       `json:"intercept"`
+	Format   string          `json:"format"`
+	Version  int             `json:"version"`
+	Task     Task            `json:"task"`
+	Classes  int             `json:"classes"`
+	Columns  []string        `json:"columns,omitempty"`
+	Label    string          `json:"label,omitempty"`
+	Scaler   *data.Scaler    `json:"scaler"`
+	MapKind  string          `json:"map_kind,omitempty"`
+	Features json.RawMessage `json:"features"`
+	// Temperature (version 3 only) is τ of the softmax kernel exp(xᵀy/τ):
+	// the stored map (map_kind, features) is applied to x/√τ.
+	Temperature float64   `json:"temperature,omitempty"`
+	Lambda      float64   `json:"lambda"`
+	Jitter      float64   `json:"jitter"`
+	Weights     []float64 `json:"weights"`
+	Intercept   []float64 `json:"intercept"`
 	// Outputs and Targets are optional (multi-output regression): the
 	// number of target columns (absent: 1) and their names.
 	Outputs int      `json:"outputs,omitempty"`
@@ -48,15 +56,25 @@ type file struct {
 	Calibration *calibrate.Platt `json:"calibration,omitempty"`
 }
 
-// Save writes the model in the current format (version 2). The feature map
-// must implement features.Encoder.
+// Save writes the model: version 2, or version 3 with the temperature
+// field when the map is tempered (features.Temper), its map_kind and
+// features then those of the inner map. The feature map must implement
+// features.Encoder.
 func (m *Model) Save(w io.Writer) error {
 	kind, spec, err := features.Encode(m.Map)
 	if err != nil {
 		return fmt.Errorf("model: %w", err)
 	}
-	f := file{Format: FormatName, Version: Version, Task: m.Task, Classes: m.Classes,
-		Columns: m.Columns, Label: m.Label, Scaler: m.Scaler, MapKind: kind, Features: spec,
+	version, tau := versionPlain, 0.0
+	if kind == features.TemperedSpecKind {
+		var ts features.TemperedSpec
+		if err := json.Unmarshal(spec, &ts); err != nil {
+			return fmt.Errorf("model: tempered map spec: %w", err)
+		}
+		version, tau, kind, spec = Version, ts.Temperature, ts.MapKind, ts.Map
+	}
+	f := file{Format: FormatName, Version: version, Task: m.Task, Classes: m.Classes,
+		Columns: m.Columns, Label: m.Label, Scaler: m.Scaler, MapKind: kind, Features: spec, Temperature: tau,
 		Lambda: m.Linear.Lambda, Jitter: m.Linear.Jitter,
 		Weights: m.Linear.W.RawMatrix().Data, Intercept: m.Linear.B, Calibration: m.Calibration}
 	if _, k := m.Linear.W.Dims(); m.Task == Regression && k > 1 {
@@ -66,7 +84,7 @@ func (m *Model) Save(w io.Writer) error {
 	return enc.Encode(&f)
 }
 
-// Load reads a model file (version 1 or 2), validating its format,
+// Load reads a model file (version 1, 2 or 3), validating its format,
 // version, every dimension and size, and that nothing but white space
 // follows the JSON object. The feature map is decoded by Decoders: the
 // kinds of the maps this package's fits draw or build themselves. A map
@@ -191,8 +209,19 @@ func load(r io.Reader, reg *features.Registry) (*Model, error) {
 	if f.Format != FormatName {
 		return nil, fmt.Errorf("model: not a kernelkit model file (format %.40q)", f.Format)
 	}
-	if f.Version != 1 && f.Version != Version {
-		return nil, fmt.Errorf("model: file format version %d, this kernelkit reads versions 1 and %d", f.Version, Version)
+	if f.Version < 1 || f.Version > Version {
+		return nil, fmt.Errorf("model: file format version %d, this kernelkit reads versions 1 to %d", f.Version, Version)
+	}
+	switch {
+	case f.Version == Version:
+		if err := features.CheckTemperature(f.Temperature); err != nil || f.Temperature == 1 {
+			return nil, fmt.Errorf("model: version-%d file with temperature %v (want a positive finite number other than 1)", Version, f.Temperature)
+		}
+	case f.Temperature != 0:
+		return nil, fmt.Errorf("model: version-%d file with a temperature field (version %d records it)", f.Version, Version)
+	}
+	if f.MapKind == features.TemperedSpecKind {
+		return nil, fmt.Errorf("model: map_kind %q: a model file records the temperature in its temperature field (version %d)", f.MapKind, Version)
 	}
 	kind := f.MapKind
 	if f.Version == 1 {
@@ -234,6 +263,11 @@ func load(r io.Reader, reg *features.Registry) (*Model, error) {
 	mp, err := reg.Decode(kind, f.Features)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
+	}
+	if f.Temperature != 0 {
+		if mp, err = features.Temper(mp, f.Temperature); err != nil {
+			return nil, fmt.Errorf("model: %w", err)
+		}
 	}
 	dim, in := mp.Dim(), mp.InputDim()
 	if err := limits.Dim("model: feature dimension", dim); err != nil {

@@ -87,6 +87,7 @@ type JobResult struct {
 	Sampler       string   `json:"sampler"`
 	Features      int      `json:"features"`
 	Gamma         float64  `json:"gamma,omitempty"`
+	Temperature   float64  `json:"temperature,omitempty"`
 	Lambda        float64  `json:"lambda"`
 	Task          string   `json:"task"`
 	TrainRows     int      `json:"train_rows"`
@@ -169,7 +170,11 @@ func RunJob(ctx context.Context, cfg Job, progress func(done, total int)) (*JobR
 	}
 	r := &JobResult{Lambda: m.Linear.Lambda, Task: string(m.Task), TrainRows: m.TrainRows,
 		Seconds: time.Since(start).Seconds(), Backend: blas.Name(), Device: cfg.Device}
-	if mp, ok := m.Map.(*features.Map); ok {
+	inner, tau := features.Untemper(m.Map)
+	if tau != 1 {
+		r.Temperature = tau
+	}
+	if mp, ok := inner.(*features.Map); ok {
 		s := mp.Spec()
 		r.Kernel, r.Form, r.Sampler, r.Features, r.Gamma = s.Kernel, s.Form, s.Sampler, s.Features, s.Gamma
 	}
@@ -316,12 +321,16 @@ func (r *JobResult) Text() string {
 	if r.Device != "" {
 		where = "device " + r.Device + ", host " + where
 	}
+	tau := ""
+	if r.Temperature != 0 {
+		tau = fmt.Sprintf(", τ=%g", r.Temperature)
+	}
 	if r.Map != "" {
-		fmt.Fprintf(&b, "map %s, D=%d, λ=%g, %d training rows, %s\n",
-			r.Map, r.Features, r.Lambda, r.TrainRows, where)
+		fmt.Fprintf(&b, "map %s, D=%d%s, λ=%g, %d training rows, %s\n",
+			r.Map, r.Features, tau, r.Lambda, r.TrainRows, where)
 	} else {
-		fmt.Fprintf(&b, "kernel %s/%s, sampler %s, D=%d, λ=%g, %d training rows, %s\n",
-			r.Kernel, r.Form, r.Sampler, r.Features, r.Lambda, r.TrainRows, where)
+		fmt.Fprintf(&b, "kernel %s/%s, sampler %s, D=%d%s, λ=%g, %d training rows, %s\n",
+			r.Kernel, r.Form, r.Sampler, r.Features, tau, r.Lambda, r.TrainRows, where)
 	}
 	if r.TestAccuracy != nil {
 		fmt.Fprintf(&b, "test accuracy   %.4f (%d rows)\n", *r.TestAccuracy, r.TestRows)

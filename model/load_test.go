@@ -156,7 +156,13 @@ func TestLoadDimensions(t *testing.T) {
 		{"bias of the wrong length", nil, map[string]any{"kernel": "rbf", "form": "cos", "gamma": 1, "b": []any{1}}, "bias"},
 		{"unknown kernel", nil, map[string]any{"kernel": "poly"}, "unknown kernel"},
 		{"unknown map kind", map[string]any{"map_kind": "quantum"}, nil, "quantum"},
-		{"version 3", map[string]any{"version": 3}, nil, "version 3"},
+		{"version 4", map[string]any{"version": 4}, nil, "version 4"},
+		// Version 3 is version 2 with a temperature, which it must have.
+		{"version 3 without a temperature", map[string]any{"version": 3}, nil, "version-3 file with temperature 0"},
+		{"version 3 at temperature 1", map[string]any{"version": 3, "temperature": 1}, nil, "version-3 file with temperature 1"},
+		{"negative temperature", map[string]any{"version": 3, "temperature": -2}, nil, "temperature -2"},
+		{"version 2 with a temperature", map[string]any{"temperature": 2}, nil, "version-2 file with a temperature field"},
+		{"tempered map kind", map[string]any{"version": 3, "temperature": 2, "map_kind": "tempered"}, nil, "temperature field"},
 		{"not a model", map[string]any{"format": strings.Repeat("z", 1<<20)}, nil, "not a kernelkit model file"},
 		{"long task", map[string]any{"task": strings.Repeat("t", 1<<20)}, nil, "unknown task"},
 	} {

@@ -13,14 +13,18 @@
 // them: γ = 'scale' (gamma.go), a map of the registry by name, exact
 // kernel ridge (exact.go), evaluation and timing.
 //
-// # Model file format (version 2)
+// # Model file format (versions 2 and 3)
 //
 // A model file is one JSON object (UTF-8) with the fields
 //
 //	format     "kernelkit-model" (anything else is rejected)
-//	version    2 (version-1 files, which have no map_kind and always hold a
-//	           features spec, are still read); a loader rejects versions it
-//	           does not know
+//	version    2, or 3 for a model whose map has a temperature (the field
+//	           temperature below; a version-3 file is a version-2 file
+//	           plus that field); version-1 files, which have no map_kind
+//	           and always hold a features spec, are still read; a loader
+//	           rejects versions it does not know, so a kernelkit that
+//	           predates the temperature refuses a tempered model instead of
+//	           ignoring its temperature
 //	task       "classification" or "regression"
 //	classes    number of classes K (classification), 0 otherwise
 //	columns    feature column names, if known
@@ -33,6 +37,10 @@
 //	           "features" the Spec of package features: kernel, form,
 //	           gamma, features D, sampler name, seed, input_dim d, m,
 //	           w (m·d values, row-major, bandwidth included), b (phases)
+//	temperature  version 3 only, and required there: τ > 0, finite and
+//	           not 1, of the softmax kernel exp(xᵀy/τ); the stored map
+//	           (of exp(xᵀy)) is applied to the scaled input x'/√τ
+//	           (features.Temper). Files without it load as τ = 1
 //	lambda     the ridge parameter used
 //	jitter     extra ridge added for conditioning (0 normally)
 //	weights    D·K values, row-major (D rows, K columns; K = outputs for

@@ -9,8 +9,9 @@ import (
 // Options configures Fit.
 type Options struct {
 	Task Task
-	// Features configures the random feature map drawn for the fit; it is
-	// used when Map is nil.
+	// Features configures the random feature map drawn for the fit
+	// (features.Draw, so a Temperature tempers a softmax map); it is used
+	// when Map is nil.
 	Features features.Config
 	// Map, if set, is the feature map to fit with (any map of the
 	// contract, e.g. one from package catalog); its input dimension must
@@ -81,7 +82,7 @@ type Options struct {
 // the map of opt.Features.
 func (opt Options) newMap(d int) (features.Transformer, error) {
 	if opt.Map == nil {
-		return features.New(opt.Features, d)
+		return features.Draw(opt.Features, d)
 	}
 	if opt.Map.InputDim() != d {
 		return nil, fmt.Errorf("model: feature map takes %d inputs, data has %d feature columns", opt.Map.InputDim(), d)

@@ -279,6 +279,9 @@ func (o *transformOptions) run(cmd *cobra.Command) error {
 	if o.model != "" && o.feat.mapName != "" {
 		return errors.New("--model brings its own feature map; drop --map")
 	}
+	if o.model != "" && cmd.Flags().Changed("temperature") {
+		return errors.New("--model brings its own feature map and temperature; drop --temperature")
+	}
 	var dev *device.Device
 	if o.device != device.Host {
 		var err error
@@ -366,7 +369,7 @@ func (o *transformOptions) newMap(fl *pflag.FlagSet, ds *data.Dataset) (features
 		if err != nil {
 			return nil, err
 		}
-		return features.New(fc, ds.Cols())
+		return features.Draw(fc, ds.Cols())
 	}
 	opt, err := o.feat.mapOptions(fl, ds.Cols())
 	if err != nil {
