@@ -76,7 +76,8 @@ type Job struct {
 	MapSample int
 }
 
-// JobResult is the record of one fit: the map, the metrics on the test set
+// JobResult is the record of one fit: the map (with its temperature τ of
+// exp(xᵀy/τ), if any), the metrics on the test set
 // (or the training set without one), the relative Gram error
 // ‖K − ZZᵀ‖_F/‖K‖_F of the map on the first GramRows evaluation rows, and
 // the time of fit plus prediction.
