@@ -49,7 +49,7 @@ func (o *analogOptions) bind(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&o.data, "data", []string{"letter"}, "CSV files, or letter for the embedded set")
 	fl.StringSliceVar(&o.kernels, "kernels", []string{"rbf", "arccos0"}, "kernels: rbf (sin/cos features, γ = 1/d), arccos0")
 	fl.StringSliceVar(&o.samplers, "samplers", []string{"iid", "orf", "sorf"}, "samplers (iid draws 3σ-truncated Gaussians)")
-	intsVar(fl, &o.ratios, "ratios", []int{1, 2, 3, 4, 5}, intRange(0, 24), "log2(D/d) values (D = d·2^ratio ≤ 2²⁴)")
+	intsVar(fl, &o.ratios, "ratios", []int{1, 2, 3, 4, 5}, intRange(1, 24), "log2(D/d) values (D = d·2^ratio ≤ 2²⁴)")
 	intVar(fl, &o.seeds, "seeds", 3, count, "seeds per configuration")
 	floatVar(fl, &o.lambda, "lambda", 0.5, nonNegFloat, "ridge parameter")
 	floatVar(fl, &o.tInference, "t-inference", 3600, tInference, "time between programming and inference (drift, read noise)")
@@ -101,9 +101,13 @@ func runAnalog(cmd *cobra.Command, o *analogOptions) error {
 			if err != nil {
 				return err
 			}
+			cfg := aimc.RidgeConfig{Name: name, Train: train, Test: test,
+				Kernels: o.kernels, Samplers: smps, Ratios: o.ratios, Seeds: o.seeds, Lambda: o.lambda, Hardware: hw, Seed: o.seed}
+			if err := checkMemory(cmd, cfg.Memory()); err != nil {
+				return err
+			}
 			update, finish := progress(name)
-			rows, err := aimc.Ridge(ctx, aimc.RidgeConfig{Name: name, Train: train, Test: test,
-				Kernels: o.kernels, Samplers: smps, Ratios: o.ratios, Seeds: o.seeds, Lambda: o.lambda, Hardware: hw, Seed: o.seed}, update)
+			rows, err := aimc.Ridge(ctx, cfg, update)
 			finish()
 			if err != nil {
 				return err
@@ -113,7 +117,11 @@ func runAnalog(cmd *cobra.Command, o *analogOptions) error {
 	}
 	var err error
 	if !o.noAttention {
-		if rep.Attention, err = aimc.Attention(ctx, aimc.AttentionConfig{Hardware: hw, Seed: o.seed}, nil); err != nil {
+		cfg := aimc.AttentionConfig{Hardware: hw, Seed: o.seed}
+		if err := checkMemory(cmd, cfg.Memory()); err != nil {
+			return err
+		}
+		if rep.Attention, err = aimc.Attention(ctx, cfg, nil); err != nil {
 			return err
 		}
 	}

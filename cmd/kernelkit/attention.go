@@ -181,7 +181,7 @@ func (o *attentionOptions) run(cmd *cobra.Command) error {
 	cfg := performer.MSEConfig{Lengths: o.lengths, Dim: o.d, Features: o.features, Variants: o.variants,
 		Seeds: o.seeds, Seed: o.seed, Causal: o.causal}
 	for _, name := range o.samplers {
-		s, err := sampler.ByName(name)
+		s, err := catalog.SamplerByName(name)
 		if err != nil {
 			return err
 		}

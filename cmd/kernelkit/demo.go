@@ -41,6 +41,9 @@ func newDemo() *cobra.Command {
 }
 
 func (o *demoOptions) run(cmd *cobra.Command) error {
+	if err := checkMemory(cmd, o.cfg.Memory()); err != nil {
+		return err
+	}
 	update, finish := progress("demo")
 	res, err := baseline.Demo(cmd.Context(), o.cfg, update)
 	finish()

@@ -34,9 +34,6 @@ type domain struct {
 
 // Common domains.
 var (
-	// positiveInt is 1…2³¹−1 (a count with no tighter bound than the
-	// memory or time budget of the run).
-	positiveInt = intRange(1, math.MaxInt32)
 	// anyUint64 is every seed.
 	anyUint64 = domain{lo: 0, hi: math.MaxUint64, integer: true}
 	// positiveFloat is (0, +∞) finite.
@@ -458,4 +455,16 @@ func memoryBudget(cmd *cobra.Command) int64 {
 // --max-memory, before anything is allocated.
 func checkMemory(cmd *cobra.Command, e limits.Estimate) error {
 	return e.Check(memoryBudget(cmd), "--max-memory")
+}
+
+// largest returns the estimate of the most bytes (studies that run one
+// after another hold their memory in turn).
+func largest(es ...limits.Estimate) limits.Estimate {
+	var m limits.Estimate
+	for _, e := range es {
+		if e.Bytes() > m.Bytes() {
+			m = e
+		}
+	}
+	return m
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kernelkit/kernelkit/prf"
+	"github.com/kernelkit/kernelkit/catalog"
 	"github.com/kernelkit/kernelkit/report"
 	"github.com/kernelkit/kernelkit/sampler"
 	"github.com/kernelkit/kernelkit/study/hrf"
@@ -138,12 +138,9 @@ func (o *estimateOptions) checkStudyFlags(changed func(string) bool) error {
 // marginally N(0, I)), which every estimator of the studies accepts, as
 // the library does.
 func estimateSampler(name string) (sampler.Sampler, error) {
-	if strings.EqualFold(strings.TrimSpace(name), "simplex") {
-		return prf.Simplex{}, nil
-	}
-	s, err := sampler.ByName(name)
+	s, err := catalog.SamplerByName(name)
 	if err != nil {
-		return nil, fmt.Errorf("unknown --sampler %.40q (want iid, orf, sorf, halton, truncated or simplex)", name)
+		return nil, fmt.Errorf("--sampler: %w", err)
 	}
 	return s, nil
 }

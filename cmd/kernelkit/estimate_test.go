@@ -161,7 +161,7 @@ func TestEstimateStudyFlags(t *testing.T) {
 		{[]string{"--data", "x.csv", "--plot", "x.png"}, "--plot is not used by --study data"},
 		{[]string{"--study", "zoo", "--pairs", "5"}, "--pairs is not used by --study zoo"},
 		{[]string{"--study", "zoo", "--sampler", "orf"}, "--sampler applies to the estimators of --estimator"},
-		{[]string{"--sampler", "magic"}, "unknown --sampler"},
+		{[]string{"--sampler", "magic"}, "--sampler: unknown sampler"},
 	} {
 		if _, err := run(t, append([]string{"estimate"}, c.args...)...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want %q", c.args, err, c.want)

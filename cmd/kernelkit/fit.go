@@ -20,7 +20,6 @@ import (
 	"github.com/kernelkit/kernelkit/model"
 	"github.com/kernelkit/kernelkit/nn"
 	"github.com/kernelkit/kernelkit/report"
-	"github.com/kernelkit/kernelkit/sampler"
 )
 
 // featureOptions are the flags that define a feature map (fit, transform).
@@ -100,15 +99,15 @@ func (g gammaFlag) Set(s string) error {
 		return nil
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || !positiveFloat.contains(v) {
-		return fmt.Errorf(`must be "scale" or %s`, positiveFloat)
+	if err != nil || !bandwidth.contains(v) {
+		return fmt.Errorf(`must be "scale" or %s`, bandwidth)
 	}
 	g.f.gamma, g.f.gammaScale = v, false
 	return nil
 }
 
 // Domain is the domain of the numeric values (besides "scale").
-func (g gammaFlag) Domain() domain { return positiveFloat }
+func (g gammaFlag) Domain() domain { return bandwidth }
 
 // maxRidgeFeatures is the largest feature count of a ridge fit: its D×D
 // statistics must fit limits.MaxElements.
@@ -122,7 +121,7 @@ func (f *featureOptions) bind(fl *pflag.FlagSet, features domain) {
 	fl.Var(temperatureFlag{f}, "temperature", usageWith("temperature τ of the softmax kernel exp(xᵀy/τ) (softmax maps only: --kernel softmax and the --map maps of the softmax kernel, kernelkit maps lists them): 'auto' = d/2 for d input columns, which makes exp(xᵀy/τ) the Gaussian kernel of rbf's default γ = 1/d up to the rows' norms, so xᵀy/τ stays of order 1 on standardised rows (best mean accuracy of the measured τ on the letter data, ahead of the Performer's √d: docs/estimators.md), or a positive finite number (1: the unscaled exp(xᵀy))", positiveFloat))
 	fl.Var(gammaFlag{f}, "gamma", "RBF bandwidth γ in exp(-γ‖x-y‖²), or 'scale' (fit: 1/(d·Var X) of the standardised training matrix, scikit-learn's gamma='scale') (default 1/d)")
 	intVar(fl, &f.features, "features", 512, features, "number of random features D")
-	fl.StringVar(&f.sampler, "sampler", "iid", "projection sampler: iid, orf, sorf, halton or truncated")
+	fl.StringVar(&f.sampler, "sampler", "iid", "projection sampler: iid, orf, sorf, halton, truncated or simplex")
 	seedVar(fl, &f.seed, "seed", 0, "random seed")
 	fl.StringVar(&f.mapName, "map", "", "a symmetric map of the registry by name instead of --kernel/--form (e.g. nystrom/kmeans, arccos1, poly2, rbf/sincos), built with --features, --gamma, --sampler, --seed, --float32 and, for data-dependent maps, the (standardised) training rows; kernelkit maps lists them")
 	fl.BoolVar(&f.float32, "float32", false, "single precision: the projection, and in fit the features and each chunk's ridge statistics (summed and solved in float64; about twice as fast)")
@@ -162,7 +161,7 @@ func usesGamma(kernel string) bool { return kernel == "rbf" || kernel == "poly2"
 // config returns the map of the flags for d input columns (γ = 1/d unless
 // --gamma is given).
 func (f *featureOptions) config(fl *pflag.FlagSet, d int) (features.Config, error) {
-	s, err := sampler.ByName(f.sampler)
+	s, err := catalog.SamplerByName(f.sampler)
 	if err != nil {
 		return features.Config{}, err
 	}
@@ -303,7 +302,7 @@ func (o *fitOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.sel, "select", "", "choose λ from a grid: gcv or kfold")
 	intVar(fl, &o.folds, "folds", 5, intRange(2, limits.MaxCount), "folds for --select kfold and --calibrate")
 	fl.BoolVar(&o.noStd, "no-standardize", false, "do not standardise features")
-	fl.BoolVar(&o.stream, "stream", false, "read the training CSV in streaming passes (two, three with --calibrate; memory independent of the row count, but for the out-of-fold scores of --calibrate), giving the model file of the in-memory fit byte for byte")
+	fl.BoolVar(&o.stream, "stream", false, "read the training CSV or LIBSVM file in streaming passes (two, three with --calibrate; memory independent of the row count, but for the out-of-fold scores of --calibrate), giving the model file of the in-memory fit byte for byte")
 	fl.BoolVar(&o.exact, "exact", false, "fit exact kernel ridge (dual Cholesky solve, O(n³) time, n² memory; at most 32768 training rows) instead of random features")
 	fl.BoolVar(&o.calibrate, "calibrate", false, "fit Platt sigmoids on out-of-fold scores (--folds folds, stratified by class: each class needs at least that many rows of positive weight) so that predict --scores also writes class probabilities (classification; with --stream a third pass over the training rows)")
 	o.feat.scaleOK = true
@@ -406,6 +405,9 @@ func (o *fitOptions) run(cmd *cobra.Command) error {
 			return err
 		}
 	}
+	if err := fitMemory(cfg, width, len(o.targets)).Check(memoryBudget(cmd), "--max-memory"); err != nil {
+		return err
+	}
 	update, finish := progress("fit")
 	r, m, err := model.RunJob(cmd.Context(), cfg, update)
 	finish()
@@ -473,4 +475,30 @@ func openDevice(name string, float32 bool) (*device.Device, error) {
 		d = d.WithFloat32()
 	}
 	return d, nil
+}
+
+// fitMemory estimates the memory of a fit of width input columns: the
+// training and test rows held, and the fit's own arrays
+// (model.Memory), with at most 1000 classes (the most a classification's
+// labels give) or the target columns; an exact fit holds the n × n
+// kernel matrix and its Cholesky factor.
+func fitMemory(cfg model.Job, width, targets int) limits.Estimate {
+	var e limits.Estimate
+	for _, ds := range []*data.Dataset{cfg.Train, cfg.Test} {
+		if ds != nil {
+			e.Add("data", ds.Rows(), ds.Cols()+1)
+		}
+	}
+	if cfg.Exact {
+		if cfg.Train != nil {
+			e.Add("kernel matrix and its factor", 2, cfg.Train.Rows(), cfg.Train.Rows())
+		}
+		return e
+	}
+	dim := cfg.Model.Features.Features
+	if cfg.MapName != "" {
+		dim = cfg.MapOptions.Features
+	}
+	e.Merge(model.Memory(cfg.Model, dim, width, max(targets, 1000)))
+	return e
 }

@@ -348,7 +348,7 @@ func TestSNNKCommand(t *testing.T) {
 	}{
 		{[]string{"snnk", "--study", "other"}, "unknown --study"},
 		{[]string{"snnk", "--draws", "1"}, "--draws"},
-		{[]string{"snnk", "--draws", "100000000000"}, `"--draws" flag: must be an integer in [1, 1048576]`},
+		{[]string{"snnk", "--draws", "100000000000"}, `"--draws" flag: must be an integer in [2, 1048576]`},
 		{[]string{"snnk", "--features", "0"}, "--features"},
 	} {
 		if _, err := run(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {

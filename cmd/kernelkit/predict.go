@@ -20,6 +20,7 @@ import (
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/device"
 	"github.com/kernelkit/kernelkit/features"
+	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/linear"
 	"github.com/kernelkit/kernelkit/model"
 )
@@ -299,12 +300,18 @@ func (o *transformOptions) run(cmd *cobra.Command) error {
 				return err
 			}
 		}
+		if err := transformMemory(ds.Rows(), ds.Cols(), m.Map.Dim()).Check(memoryBudget(cmd), "--max-memory"); err != nil {
+			return err
+		}
 		if z, err = m.Features(ds.X); err != nil {
 			return err
 		}
 	} else {
 		ds, err := data.Open(o.data, data.OpenOptions{Format: o.format, Label: o.label, NoLabel: o.label == ""})
 		if err != nil {
+			return err
+		}
+		if err := transformMemory(ds.Rows(), ds.Cols(), o.feat.features).Check(memoryBudget(cmd), "--max-memory"); err != nil {
 			return err
 		}
 		mp, err := o.newMap(cmd.Flags(), ds)
@@ -408,4 +415,16 @@ func commandContext(cmd *cobra.Command) context.Context {
 		return ctx
 	}
 	return context.Background()
+}
+
+// transformMemory estimates the memory of transform on rows × cols
+// inputs with dim features: the rows, the projection and the feature
+// matrix written out (two values per projection for the sin/cos and
+// hyperbolic forms).
+func transformMemory(rows, cols, dim int) limits.Estimate {
+	var e limits.Estimate
+	e.Add("data", rows, cols)
+	e.Add("projection", dim, cols)
+	e.Add("features", 2, rows, dim)
+	return e
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/report"
 	"github.com/kernelkit/kernelkit/study/nnkernel"
 )
@@ -44,7 +45,7 @@ func newSNNK() *cobra.Command {
 func (o *snnkOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.which, "study", "pointwise", "pointwise, bundle or classify")
 	intsVar(fl, &o.features, "features", []int{8, 16, 32, 64, 128, 256, 512, 1024}, dim, "feature counts m (pointwise, bundle)")
-	intVar(fl, &o.draws, "draws", 500, count, "independent draws (pointwise)")
+	intVar(fl, &o.draws, "draws", 500, intRange(2, limits.MaxCount), "independent draws (pointwise)")
 	fl.StringSliceVar(&o.data, "data", []string{"../shared/data/digits.csv", "letter"}, "CSV files or letter (classify)")
 	intVar(fl, &o.hidden, "hidden", 64, dim, "hidden width (classify)")
 	intVar(fl, &o.m, "m", 16, dim, "random features per SNNK tower (classify)")
@@ -72,8 +73,12 @@ func runSNNK(cmd *cobra.Command, o *snnkOptions) error {
 	ctx, w := cmd.Context(), cmd.OutOrStdout()
 	switch o.which {
 	case "pointwise":
+		cfg := nnkernel.PointwiseConfig{Features: o.features, Draws: o.draws, Seed: o.seed}
+		if err := checkMemory(cmd, cfg.Memory()); err != nil {
+			return err
+		}
 		update, finish := progress("pointwise")
-		res, err := nnkernel.Pointwise(ctx, nnkernel.PointwiseConfig{Features: o.features, Draws: o.draws, Seed: o.seed}, update)
+		res, err := nnkernel.Pointwise(ctx, cfg, update)
 		finish()
 		if err != nil {
 			return err
@@ -90,7 +95,11 @@ func runSNNK(cmd *cobra.Command, o *snnkOptions) error {
 		_, err = fmt.Fprintf(w, "plot written to %s\n", o.plot)
 		return err
 	case "bundle":
-		res, err := nnkernel.Bundle(ctx, nnkernel.BundleConfig{Features: o.features, Seed: o.seed}, nil)
+		cfg := nnkernel.BundleConfig{Features: o.features, Seed: o.seed}
+		if err := checkMemory(cmd, cfg.Memory()); err != nil {
+			return err
+		}
+		res, err := nnkernel.Bundle(ctx, cfg, nil)
 		if err != nil {
 			return err
 		}
@@ -110,9 +119,13 @@ func runSNNK(cmd *cobra.Command, o *snnkOptions) error {
 			if err != nil {
 				return err
 			}
+			cfg := nnkernel.ClassifyConfig{Name: name, Train: train, Test: test,
+				Hidden: o.hidden, M: o.m, Epochs: o.epochs, Seeds: o.seeds, Seed: o.seed}
+			if err := checkMemory(cmd, cfg.Memory()); err != nil {
+				return err
+			}
 			update, finish := progress(name)
-			res, err := nnkernel.Classify(ctx, nnkernel.ClassifyConfig{Name: name, Train: train, Test: test,
-				Hidden: o.hidden, M: o.m, Epochs: o.epochs, Seeds: o.seeds, Seed: o.seed}, update)
+			res, err := nnkernel.Classify(ctx, cfg, update)
 			finish()
 			if err != nil {
 				return err

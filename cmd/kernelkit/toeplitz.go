@@ -79,6 +79,18 @@ func runToeplitz(cmd *cobra.Command, o *toeplitzOptions) error {
 		TimingSetup: ski.TimingConfig{Channels: o.d, Inducing: o.r, FilterWidth: o.m, Lambda: o.lambda,
 			MaxN: o.maxN, MaxDense: o.maxDense, Seed: o.seed},
 	}
+	var need limits.Estimate // the largest study that runs
+	if !o.noDiag {
+		need = largest(need, rep.ErrorSetup.Memory(), rep.ImpulseSetup.Memory())
+	}
+	if !o.noTiming && dev != nil {
+		need = largest(need, ski.DeviceConfig{Device: dev, Timing: rep.TimingSetup}.Memory())
+	} else if !o.noTiming {
+		need = largest(need, rep.TimingSetup.Memory())
+	}
+	if err := checkMemory(cmd, need); err != nil {
+		return err
+	}
 	if !o.noDiag {
 		if rep.SKIError, err = ski.ErrorBound(ctx, rep.ErrorSetup, nil); err != nil {
 			return err
