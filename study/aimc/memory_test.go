@@ -103,12 +103,12 @@ func checkHuge(t *testing.T, name string, f func() limits.Estimate) {
 // of the attention study with the heap they use.
 func TestMemoryMeasured(t *testing.T) {
 	ctx := context.Background()
-	train, test := letterSplit(t, 2000, 1500)
+	train, test := letterSplit(t, 1500, 1000)
 	for _, cfg := range []RidgeConfig{
 		{Name: "arccos0", Train: train, Test: test, Kernels: []string{"arccos0"}, Samplers: []sampler.Sampler{sampler.Gaussian{}},
 			Ratios: []int{5}, Seeds: 1, Lambda: 0.5, Hardware: analog.PCM(1), Seed: 1},
 		{Name: "rbf orf", Train: train, Test: test, Kernels: []string{"rbf"}, Samplers: []sampler.Sampler{sampler.Orthogonal{}},
-			Ratios: []int{3, 6}, Seeds: 1, Lambda: 0.5, Hardware: analog.PCM(1), Seed: 1},
+			Ratios: []int{3, 5}, Seeds: 1, Lambda: 0.5, Hardware: analog.PCM(1), Seed: 1},
 	} {
 		checkEstimate(t, "ridge "+cfg.Name, cfg.Memory(), func() {
 			if _, err := Ridge(ctx, cfg, nil); err != nil {
@@ -116,7 +116,7 @@ func TestMemoryMeasured(t *testing.T) {
 			}
 		})
 	}
-	att := AttentionConfig{Length: 2048, Dim: 16, Features: []int{256}, Hardware: analog.PCM(1), Seed: 1}
+	att := AttentionConfig{Length: 1024, Dim: 16, Features: []int{256}, Hardware: analog.PCM(1), Seed: 1}
 	checkEstimate(t, "attention", att.Memory(), func() {
 		if _, err := Attention(ctx, att, nil); err != nil {
 			t.Fatal(err)

@@ -101,23 +101,23 @@ func checkHuge(t *testing.T, name string, f func() limits.Estimate) {
 // with the heap they use.
 func TestMemoryMeasured(t *testing.T) {
 	ctx := context.Background()
-	pw := PointwiseConfig{Features: []int{64, 2048}, Draws: 2, Seed: 1}
+	pw := PointwiseConfig{Features: []int{64, 1024}, Draws: 2, Seed: 1}
 	checkEstimate(t, "pointwise", pw.Memory(), func() {
 		if _, err := Pointwise(ctx, pw, nil); err != nil {
 			t.Fatal(err)
 		}
 	})
-	bd := BundleConfig{Features: []int{512}, Seed: 1}
+	bd := BundleConfig{Features: []int{384}, Seed: 1}
 	checkEstimate(t, "bundle", bd.Memory(), func() {
 		if _, err := Bundle(ctx, bd, nil); err != nil {
 			t.Fatal(err)
 		}
 	})
-	train, test := letterSplit(t, 1000, 700)
+	train, test := letterSplit(t, 600, 400)
 	for _, cfg := range []ClassifyConfig{
-		{Name: "closed form", Train: train, Test: test, Hidden: 16, M: 128, Epochs: 1, Seeds: 1, Seed: 1},
-		{Name: "MLPs", Train: train, Test: test, Hidden: 512, M: 32, Epochs: 1, Seeds: 1, Seed: 1},
-		{Name: "MLPs, 2 epochs", Train: train, Test: test, Hidden: 768, M: 8, Epochs: 2, Seeds: 1, Seed: 1},
+		{Name: "closed form", Train: train, Test: test, Hidden: 8, M: 48, Epochs: 1, Seeds: 1, Seed: 1},
+		{Name: "MLPs", Train: train, Test: test, Hidden: 192, M: 8, Epochs: 1, Seeds: 1, Seed: 1},
+		{Name: "MLPs, 2 epochs", Train: train, Test: test, Hidden: 128, M: 4, Epochs: 2, Seeds: 1, Seed: 1},
 	} {
 		checkEstimate(t, "classify "+cfg.Name, cfg.Memory(), func() {
 			if _, err := Classify(ctx, cfg, nil); err != nil {

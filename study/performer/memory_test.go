@@ -106,7 +106,7 @@ func checkHuge(t *testing.T, name string, f func() limits.Estimate) {
 // a few MiB, with the heap the studies use.
 func TestMemoryMeasured(t *testing.T) {
 	ctx := context.Background()
-	q, k, v, err := randomQKV(2048, 16, 3)
+	q, k, v, err := randomQKV(1024, 16, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,11 +114,11 @@ func TestMemoryMeasured(t *testing.T) {
 		name string
 		cfg  MSEConfig
 	}{
-		{"MSE positive", MSEConfig{Lengths: []int{2048}, Dim: 16, Features: []int{256}, Variants: []string{"positive"}, Seeds: 1}},
-		{"MSE trig, 2 seeds", MSEConfig{Lengths: []int{1024}, Dim: 32, Features: []int{512}, Variants: []string{"trig"}, Seeds: 2}},
-		{"MSE angular", MSEConfig{Lengths: []int{2048}, Dim: 16, Features: []int{64}, Variants: []string{"angular"}, Seeds: 1}},
-		{"MSE oprf", MSEConfig{Lengths: []int{2048}, Dim: 16, Features: []int{256}, Variants: []string{"oprf"}, Seeds: 1}},
-		{"MSE causal orf", MSEConfig{Lengths: []int{2048}, Dim: 16, Features: []int{256}, Variants: []string{"positive"},
+		{"MSE positive", MSEConfig{Lengths: []int{1024}, Dim: 16, Features: []int{256}, Variants: []string{"positive"}, Seeds: 1}},
+		{"MSE trig, 2 seeds", MSEConfig{Lengths: []int{512}, Dim: 32, Features: []int{512}, Variants: []string{"trig"}, Seeds: 2}},
+		{"MSE angular", MSEConfig{Lengths: []int{1024}, Dim: 16, Features: []int{64}, Variants: []string{"angular"}, Seeds: 1}},
+		{"MSE oprf", MSEConfig{Lengths: []int{1024}, Dim: 16, Features: []int{256}, Variants: []string{"oprf"}, Seeds: 1}},
+		{"MSE causal orf", MSEConfig{Lengths: []int{1024}, Dim: 16, Features: []int{256}, Variants: []string{"positive"},
 			Samplers: []sampler.Sampler{sampler.Orthogonal{}}, Seeds: 1, Causal: true}},
 		{"MSE given Q, K, V", MSEConfig{Features: []int{256}, Variants: []string{"relu"}, Seeds: 1, Q: q, K: k, V: v}},
 	} {
@@ -132,8 +132,8 @@ func TestMemoryMeasured(t *testing.T) {
 		name string
 		cfg  TimingConfig
 	}{
-		{"timing exact", TimingConfig{Lengths: []int{4096}, Dim: 16, MaxExact: 4096}},
-		{"timing linear", TimingConfig{Lengths: []int{4096}, Dim: 16}},
+		{"timing exact", TimingConfig{Lengths: []int{2048}, Dim: 16, MaxExact: 2048}},
+		{"timing linear", TimingConfig{Lengths: []int{2048}, Dim: 16}},
 	} {
 		checkEstimate(t, c.name, c.cfg.Memory(), func() {
 			if _, err := Timing(ctx, c.cfg, nil); err != nil {
@@ -198,7 +198,7 @@ func TestDeviceMemoryMeasured(t *testing.T) {
 	if err != nil {
 		t.Skipf("no pure-Go device: %v", err)
 	}
-	cfg := DeviceConfig{Device: dev, Lengths: []int{1024}, Batch: 2, Heads: 2, Dim: 16, Features: []int{256}, MaxExact: 1024, Seed: 1}
+	cfg := DeviceConfig{Device: dev, Lengths: []int{512}, Batch: 2, Heads: 2, Dim: 16, Features: []int{256}, MaxExact: 512, Seed: 1}
 	checkEstimate(t, "device", cfg.Memory(), func() {
 		if _, err := CompareDevice(context.Background(), cfg, nil); err != nil {
 			t.Fatal(err)

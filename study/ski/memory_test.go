@@ -102,22 +102,22 @@ func checkHuge(t *testing.T, name string, f func() limits.Estimate) {
 // with the heap they use.
 func TestMemoryMeasured(t *testing.T) {
 	ctx := context.Background()
-	for _, cfg := range []ErrorBoundConfig{{}, {N: 512, Ranks: []int{256}}} {
+	for _, cfg := range []ErrorBoundConfig{{N: 128, Ranks: []int{8, 32}}, {N: 256, Ranks: []int{128}}} {
 		checkEstimate(t, "error bound", cfg.Memory(), func() {
 			if _, err := ErrorBound(ctx, cfg, nil); err != nil {
 				t.Fatal(err)
 			}
 		})
 	}
-	imp := ImpulseConfig{Activations: []string{"gelu"}, N: 1 << 18}
+	imp := ImpulseConfig{Activations: []string{"gelu"}, N: 1 << 16}
 	checkEstimate(t, "impulse", imp.Memory(), func() {
 		if _, err := Impulse(ctx, imp, nil); err != nil {
 			t.Fatal(err)
 		}
 	})
 	for _, cfg := range []TimingConfig{
-		{Channels: 16, Inducing: 64, FilterWidth: 8, Lambda: 0.99, MaxN: 1 << 15, Seed: 1},
-		{Channels: 1, Inducing: 512, FilterWidth: 0, Lambda: 0.9, MaxN: 1 << 16, MaxDense: 512, Seed: 2},
+		{Channels: 16, Inducing: 64, FilterWidth: 8, Lambda: 0.99, MaxN: 1 << 13, Seed: 1},
+		{Channels: 1, Inducing: 512, FilterWidth: 0, Lambda: 0.9, MaxN: 1 << 15, MaxDense: 512, Seed: 2},
 	} {
 		checkEstimate(t, "timing", cfg.Memory(), func() {
 			if _, err := Timing(ctx, cfg, nil); err != nil {
@@ -136,7 +136,7 @@ func TestDeviceMemoryMeasured(t *testing.T) {
 		t.Skipf("no pure-Go device: %v", err)
 	}
 	for _, d := range []int{1, 4} {
-		cfg := DeviceConfig{Device: dev, Timing: TimingConfig{Channels: d, Inducing: 32, FilterWidth: 4, Lambda: 0.99, MaxN: 1024, MaxDense: 1024, Seed: 1}}
+		cfg := DeviceConfig{Device: dev, Timing: TimingConfig{Channels: d, Inducing: 32, FilterWidth: 4, Lambda: 0.99, MaxN: 512, MaxDense: 512, Seed: 1}}
 		checkEstimate(t, "device", cfg.Memory(), func() {
 			if _, err := CompareDevice(context.Background(), cfg, nil); err != nil {
 				t.Fatal(err)
