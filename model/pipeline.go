@@ -199,8 +199,8 @@ func FitStreamColumns(ctx context.Context, opt Options, open Opener, cols Column
 
 // fitRows is the pipeline: census, statistics, solve and, with
 // opt.Calibrate, calibration, over the rows of src. Its passes are the
-// exported states of passes.go, which a distributed fit (package kkbeam
-// of the beam module) merges across workers.
+// exported states of census.go and plan.go, which a distributed fit
+// (package kkbeam of the beam module) merges across workers.
 func fitRows(ctx context.Context, opt Options, src rowSource, cols Columns) (*Model, error) {
 	// Pass 1: the census.
 	c, err := NewCensus(opt)

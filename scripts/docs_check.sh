@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The docs check (issue 27), run by .ci/run:
 #  1. every relative link in README.md and docs/*.md resolves, #anchors
-#     included (scripts/docs_links.go);
+#     included (scripts/docs_links.go), and every Go file a Go comment
+#     names exists (scripts/file_refs.go);
 #  2. the README's quick start runs: its commands are read from the first
 #     ```sh block under "## Quick start" and run as written, from the
 #     repository root. `go vet ./... && go test ./...` is skipped unless
@@ -14,6 +15,8 @@ cd "$(dirname "$0")/.."
 
 echo "-- links in README.md and docs/*.md"
 go run scripts/docs_links.go README.md docs/*.md
+echo "-- Go files named in Go comments"
+go run scripts/file_refs.go .
 
 [ "${DOCS_CHECK_LINKS_ONLY:-}" = 1 ] && exit 0
 
