@@ -151,6 +151,10 @@ func (s *Server) process(e *entry, batch []*job) {
 // fails, each job is computed alone, so that one request's rows cannot fail
 // another's. A panic fails the batch's requests, not the server.
 func (s *Server) compute(e *entry, snap *snapshot, group []*job) {
+	if snap.seq != nil {
+		s.computeSeq(e, snap, group)
+		return
+	}
 	answered := 0
 	defer func() {
 		if p := recover(); p != nil {

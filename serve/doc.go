@@ -140,6 +140,40 @@
 // the server shuts down, INTERNAL for 500. The gRPC listener needs no
 // Host check: a web page cannot speak gRPC's HTTP/2 framing to it.
 //
+// # Sequence models
+//
+// A model file may be a sequence classifier's inference file (package
+// seqmodel: kernelkit export, train --export), told apart from a ridge
+// model by its first bytes; ModelSpec.Sequence serves an in-memory one.
+// Its infer call takes one input: BYTES of shape [n] or [n, 1] — n texts,
+// tokenised by the model's tokenizer (white space; the parentheses of the
+// LRA ListOps format dropped) — or INT64 of shape [n, l], n rows of
+// l ≤ max_length token ids, each sequence padded with 0 after its last
+// token; as JSON data (strings; integers, flat or one array per row), as
+// binary tensor data (BYTES: each element a 4-byte little-endian length
+// and its bytes; INT64: little-endian), or over gRPC as bytes_contents,
+// int64_contents or raw_input_contents. It answers "label" (INT64 [n],
+// the class of the largest logit) and, when listed or asked for with the
+// parameters "scores" and "probabilities", "scores" (FP64 [n, K], the
+// logits) and "probabilities" (FP64 [n, K], their softmax). An unknown
+// token, an empty sequence, one longer than max_length, an id outside the
+// vocabulary, padding inside a sequence, another datatype or shape are
+// 400 (INVALID_ARGUMENT) naming the sequence; more than MaxRows sequences
+// 413 (RESOURCE_EXHAUSTED); transform is 400. The metadata's input is
+// BYTES [-1] (its parameter "datatypes" adds INT64 [-1, -1]); its
+// parameters give the task "sequence_classification", input_datatypes,
+// max_length, classes and class_names, the vocabulary by token id, the
+// tokenizer, the kind, width and depth, default_outputs and sha256 (the
+// file's digest). A batch worker's batch holds up to MaxBatchRows
+// sequences, scored in forward passes of the model's scorer
+// (seqmodel.Scorer: min(BatchWorkers, GOMAXPROCS) passes at once within
+// Config.SequenceMemory); a sequence's answer does not depend on the
+// others of its batch beyond float32 rounding, and a request of the rows
+// of one evaluation pass gets train --evaluate's logits bit for bit. The
+// signature a reload keeps is the maximum length, the vocabulary, the
+// tokenizer and the classes (a ridge model replacing a sequence model, or
+// the reverse, changes it). The metrics count sequences as rows.
+//
 // # Batching
 //
 // Concurrent requests to the same model are answered by batch workers

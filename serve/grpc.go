@@ -299,7 +299,7 @@ func (g *grpcService) ModelMetadata(ctx context.Context, req *oippb.ModelMetadat
 	if err != nil {
 		return nil, grpcError(ctx, err)
 	}
-	md := modelMetadataOf(e.name, sn.m, sn.vstr)
+	md := versionMetadata(e.name, sn)
 	resp := &oippb.ModelMetadataResponse{Name: md.Name, Versions: md.Versions, Platform: md.Platform,
 		Properties: make(map[string]string, len(md.Parameters)+2)}
 	tensors := func(ts []TensorMetadata) []*oippb.ModelMetadataResponse_TensorMetadata {
@@ -363,6 +363,9 @@ func (g *grpcService) ModelInfer(ctx context.Context, req *oippb.ModelInferReque
 	defer a.leave()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
+	if sn.seq != nil {
+		return g.inferSeq(ctx, a, e, sn, req)
+	}
 	rows, n, rawIn, err := grpcInput(req, sn.m.Map.InputDim(), s.cfg.MaxRows)
 	if err != nil {
 		return nil, grpcError(ctx, err)
@@ -381,7 +384,13 @@ func (g *grpcService) ModelInfer(ctx context.Context, req *oippb.ModelInferReque
 		return nil, grpcError(ctx, err)
 	}
 	ci.rows = n
-	resp := &oippb.ModelInferResponse{ModelName: e.name, ModelVersion: sn.vstr, Id: req.GetId(),
+	return grpcResult(e.name, sn.vstr, req.GetId(), outs, res, rawOut), nil
+}
+
+// grpcResult is the response of an infer call with the outputs outs of
+// res, typed or (rawOut) as raw_output_contents.
+func grpcResult(modelName, version, id string, outs []string, res *result, rawOut bool) *oippb.ModelInferResponse {
+	resp := &oippb.ModelInferResponse{ModelName: modelName, ModelVersion: version, Id: id,
 		Outputs: make([]*oippb.ModelInferResponse_InferOutputTensor, len(outs))}
 	for i, name := range outs {
 		m := res.mats[i]
@@ -396,7 +405,7 @@ func (g *grpcService) ModelInfer(ctx context.Context, req *oippb.ModelInferReque
 		}
 		resp.Outputs[i] = t
 	}
-	return resp, nil
+	return resp
 }
 
 // grpcInput returns the rows of the request's one input tensor, checked

@@ -310,7 +310,7 @@ func (s *Server) modelMetadata(x *exchange) {
 	if e == nil {
 		return
 	}
-	x.sendJSON(http.StatusOK, modelMetadataOf(e.name, sn.m, sn.vstr))
+	x.sendJSON(http.StatusOK, versionMetadata(e.name, sn))
 }
 
 // modelMetadataOf describes version vstr of the model m.
@@ -510,6 +510,10 @@ func (s *Server) predict(x *exchange, transform bool) {
 		x.fail(err)
 		return
 	}
+	if sn.seq != nil {
+		s.predictSeq(ctx, x, a, e, sn, req, bin, binary, transform)
+		return
+	}
 	m := sn.m
 	d, dim := m.Map.InputDim(), m.Map.Dim()
 	rows, n, err := req.input(d, s.cfg.MaxRows, bin, binary)
@@ -539,9 +543,16 @@ func (s *Server) predict(x *exchange, transform bool) {
 		x.fail(err)
 		return
 	}
+	x.sendResult(e.name, sn.vstr, req.ID, outs, binOut, res, n)
+}
+
+// sendResult answers an infer or transform call of n rows with the
+// outputs outs of res, those marked in binOut as binary data after the
+// JSON (the binary tensor data extension).
+func (x *exchange) sendResult(modelName, version, id string, outs []string, binOut []bool, res *result, n int) {
 	bp := respPool.Get().(*[]byte)
 	rw := responseWriter{b: (*bp)[:0]}
-	rw.begin(e.name, sn.vstr, req.ID)
+	rw.begin(modelName, version, id)
 	size := 0
 	for i, name := range outs {
 		src := res.mats[i]

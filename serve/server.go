@@ -26,6 +26,7 @@ import (
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/model"
+	"github.com/kernelkit/kernelkit/seqmodel"
 )
 
 // Defaults of Config's limits and batching. DefaultBatchWait is the
@@ -52,14 +53,17 @@ const (
 // D at most 2²² values (about 80 MB of JSON).
 const MaxTransformValues = 1 << 22
 
-// ModelSpec names a model to serve: a model file at Path, or an in-memory
-// Model (then Path, if set, is where Reload reads a new version).
+// ModelSpec names a model to serve: a model file at Path (a ridge model
+// of kernelkit fit, or a sequence model's inference file of kernelkit
+// export, told apart by its first bytes), or an in-memory Model or
+// Sequence model (then Path, if set, is where Reload reads a new version).
 type ModelSpec struct {
 	// Name is the model's name in URLs: letters, digits, '_', '-' and '.',
 	// at most 128 bytes.
-	Name  string
-	Path  string
-	Model *model.Model
+	Name     string
+	Path     string
+	Model    *model.Model
+	Sequence *seqmodel.Model
 }
 
 // ParseModelSpec parses a --model flag value, "name=path" or "path"; the
@@ -144,6 +148,10 @@ type Config struct {
 	// and loopback addresses; "*" accepts any (see Server safety in the
 	// package doc).
 	AllowedHosts []string
+	// SequenceMemory bounds the estimated working memory of each sequence
+	// model's forward passes, in bytes (0: seqmodel.DefaultMaxMemory; see
+	// Sequence models in the package doc).
+	SequenceMemory int64
 
 	// openFile opens a model file (default openRegular); tests replace it.
 	openFile func(path string) (*os.File, error)
@@ -267,9 +275,11 @@ type entry struct {
 	queue    chan *job
 }
 
-// snapshot is one loaded version of a model; it is never modified.
+// snapshot is one loaded version of a model; it is never modified. It
+// holds a ridge model (m) or a sequence model (seq).
 type snapshot struct {
 	m       *model.Model
+	seq     *seqVersion
 	version int64
 	vstr    string
 	path    string
@@ -295,22 +305,26 @@ func New(cfg Config) (*Server, error) {
 		}
 		e := &entry{name: spec.Name, path: spec.Path, queue: make(chan *job, 4*cfg.MaxBatchRows),
 			reloadMu: make(chan struct{}, 1)}
-		m := spec.Model
-		if m == nil {
+		sn, err := specSnapshot(spec)
+		if err != nil {
+			return nil, err
+		}
+		if sn == nil {
 			if spec.Path == "" {
 				return nil, fmt.Errorf("serve: model %q has neither a file nor a model", spec.Name)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.ReloadTimeout)
-			m, err = s.readModel(ctx, e)
+			sn, err = s.readModel(ctx, e)
 			cancel()
 			if err != nil {
 				return nil, fmt.Errorf("serve: model %q: %w", spec.Name, err)
 			}
 		}
-		if err := checkModel(m); err != nil {
+		if err := s.prepare(sn); err != nil {
 			return nil, fmt.Errorf("serve: model %q: %w", spec.Name, err)
 		}
-		e.cur.Store(&snapshot{m: m, version: 1, vstr: versionString(1), path: spec.Path, loaded: time.Now()})
+		sn.version, sn.vstr, sn.path, sn.loaded = 1, versionString(1), spec.Path, time.Now()
+		e.cur.Store(sn)
 		s.metrics.version.WithLabelValues(e.name).Set(1)
 		s.models[spec.Name] = e
 		s.names = append(s.names, spec.Name)
@@ -390,6 +404,9 @@ func checkModel(m *model.Model) error {
 }
 
 func modelAttrs(e *entry, sn *snapshot) []any {
+	if sn.seq != nil {
+		return seqAttrs(e, sn)
+	}
 	_, k := sn.m.Linear.W.Dims()
 	return []any{"model", e.name, "version", sn.version, "path", sn.path, "task", string(sn.m.Task),
 		"inputs", sn.m.Map.InputDim(), "features", sn.m.Map.Dim(), "classes", sn.m.Classes, "outputs", k,
@@ -428,7 +445,7 @@ func scrubPath(msg, path string) string {
 // readFile reads and decodes a model file. It opens the file without
 // blocking and refuses anything but a regular file: a named pipe would
 // block the open until a writer comes, a device could be read forever.
-func (s *Server) readFile(path string) (m *model.Model, err error) {
+func (s *Server) readFile(path string) (sn *snapshot, err error) {
 	f, err := s.cfg.openFile(path)
 	if err != nil {
 		var pe *os.PathError
@@ -442,11 +459,15 @@ func (s *Server) readFile(path string) (m *model.Model, err error) {
 			err = &fileError{path: path, what: "cannot close the model file", err: cerr}
 		}
 	}()
-	m, err = model.LoadWith(bufio.NewReader(f), s.cfg.Registry)
+	br := bufio.NewReader(f)
+	if head, perr := br.Peek(len(seqmodel.Magic)); perr == nil && seqmodel.IsInferenceFile(head) {
+		return readSequence(br, path)
+	}
+	m, err := model.LoadWith(br, s.cfg.Registry)
 	if err != nil {
 		return nil, &fileError{path: path, what: "not a valid model file", err: err}
 	}
-	return m, nil
+	return &snapshot{m: m}, nil
 }
 
 // errNotRegular is the error of opening a model path that is not a
@@ -470,12 +491,12 @@ func errNotRegular(mode os.FileMode) error {
 // its own: a file system that hangs holds that goroutine, not the caller,
 // and while it hangs further reads of e's file are refused at once rather
 // than piling up.
-func (s *Server) readModel(ctx context.Context, e *entry) (*model.Model, error) {
+func (s *Server) readModel(ctx context.Context, e *entry) (*snapshot, error) {
 	if !e.reading.CompareAndSwap(false, true) {
 		return nil, &fileError{path: e.path, what: "cannot read the model file", err: errReadBusy}
 	}
 	type result struct {
-		m   *model.Model
+		m   *snapshot
 		err error
 	}
 	done := make(chan result, 1)
@@ -586,9 +607,9 @@ func (s *Server) reload(ctx context.Context, e *entry, opts ReloadOptions) (*sna
 		err := errors.New("the model has no file to reload")
 		return fail(http.StatusBadRequest, kindReloadFailed, err.Error(), err)
 	}
-	m, err := s.readModel(ctx, e)
+	sn, err := s.readModel(ctx, e)
 	if err == nil {
-		if err = checkModel(m); err != nil {
+		if err = s.prepare(sn); err != nil {
 			err = &fileError{path: e.path, what: "not a model the server can answer for", err: err}
 		}
 	}
@@ -605,13 +626,13 @@ func (s *Server) reload(ctx context.Context, e *entry, opts ReloadOptions) (*sna
 		return fail(status, kind, scrubPath(public, e.path), err)
 	}
 	if !opts.AllowSignatureChange && !s.cfg.AllowSignatureChange {
-		if change := signatureChange(old.m, m); change != "" {
+		if change := versionChange(old, sn); change != "" {
 			msg := fmt.Sprintf(`%v: %s; a load request with {"parameters": {"%s": true}} (or kernelkit serve --allow-signature-change) accepts it`,
 				ErrSignatureChanged, change, AllowSignatureChangeParameter)
 			return fail(http.StatusConflict, kindSignatureChange, msg, fmt.Errorf("%w: %s", ErrSignatureChanged, change))
 		}
 	}
-	sn := &snapshot{m: m, version: old.version + 1, vstr: versionString(old.version + 1), path: e.path, loaded: time.Now()}
+	sn.version, sn.vstr, sn.path, sn.loaded = old.version+1, versionString(old.version+1), e.path, time.Now()
 	e.cur.Store(sn)
 	s.metrics.reloads.WithLabelValues(e.name, "ok").Inc()
 	s.metrics.version.WithLabelValues(e.name).Set(float64(sn.version))

@@ -50,6 +50,9 @@ func newServeCmd() *cobra.Command {
 			"(--grpc-addr 8081) listens on 127.0.0.1; :8081 listens on every interface.\n" +
 			"Infer calls also take the binary tensor data extension (header Inference-Header-Content-Length).\n" +
 			"A model's name is its file's base name without extension, or NAME in --model NAME=PATH.\n" +
+			"A model file may be a sequence model's inference file (kernelkit export, train --export): its\n" +
+			"infer calls take BYTES texts [n] or INT64 token ids [n, l] and answer label, and on request\n" +
+			"scores (the logits) and probabilities.\n" +
 			"Every POST must have Content-Type: application/json. On a loopback address (the default) the\n" +
 			"server answers only requests whose Host header is localhost or a loopback address, or one of\n" +
 			"--allowed-hosts (protection against DNS rebinding).\n" +
