@@ -101,8 +101,12 @@ type JobResult struct {
 	GramNote      string   `json:"gram_note,omitempty"`
 	GramRows      int      `json:"gram_rows"`
 	Seconds       float64  `json:"seconds"`
-	Backend       string   `json:"backend"`
-	Device        string   `json:"device,omitempty"`
+	// BLAS names the BLAS the fit ran on (blas.Name()); Backend is the
+	// same value under the key fit reported before issue 39, kept for
+	// readers of older reports (deprecated: read "blas").
+	BLAS    string `json:"blas"`
+	Backend string `json:"backend"`
+	Device  string `json:"device,omitempty"`
 }
 
 // RunJob fits a model (Fit, or FitStreamColumns for streamed rows) and
@@ -170,7 +174,7 @@ func RunJob(ctx context.Context, cfg Job, progress func(done, total int)) (*JobR
 		return nil, nil, err
 	}
 	r := &JobResult{Lambda: m.Linear.Lambda, Task: string(m.Task), TrainRows: m.TrainRows,
-		Seconds: time.Since(start).Seconds(), Backend: blas.Name(), Device: cfg.Device}
+		Seconds: time.Since(start).Seconds(), BLAS: blas.Name(), Backend: blas.Name(), Device: cfg.Device}
 	inner, tau := features.Untemper(m.Map)
 	if tau != 1 {
 		r.Temperature = tau
@@ -318,7 +322,7 @@ func sampleStream(open Opener, size, chunk int, seed uint64, standardize bool) (
 // error and time.
 func (r *JobResult) Text() string {
 	var b strings.Builder
-	where := "backend " + r.Backend
+	where := "blas " + r.BLAS
 	if r.Device != "" {
 		where = "device " + r.Device + ", host " + where
 	}

@@ -43,7 +43,7 @@
 # Sizes are environment variables (defaults: what a shared 2-core CPU trains
 # in tens of minutes on GoMLX's pure-Go backend); the same commands scale up
 # unchanged, e.g. L=2000 WIDTH=128 DEPTH=4 STEPS=5000 on an XLA backend
-# (BACKEND=xla:cuda, with the XLA backend linked in; MAXMEM=40GiB raises
+# (BACKEND=cuda, i.e. --device cuda, with the XLA backend linked in; MAXMEM=40GiB raises
 # train's memory budget, default 8 GiB, which such sizes exceed).
 #   analog   a performer on ListOps evaluated with its FAVOR+ projections on
 #            emulated analog crossbars (ideal and PCM, ANALOG_SEEDS).
@@ -74,7 +74,7 @@ report() {
   "$@" > "$f.tmp"
   mv "$f.tmp" "$f"
 }
-[ -n "$BACKEND" ] && common+=(--backend "$BACKEND")
+[ -n "$BACKEND" ] && common+=(--device "$BACKEND")
 [ -n "$MAXMEM" ] && common+=(--max-memory "$MAXMEM")
 case "$what" in
 listops)

@@ -43,7 +43,7 @@ type AnalogConfig struct {
 // cannot follow). The model's state is unchanged afterwards.
 func (t *Trainer) EvaluateAnalog(set []Example, ac AnalogConfig) (acc, loss float64, err error) {
 	if t.nat == nil {
-		return 0, 0, errors.New("train: analog evaluation needs the native engine (--backend cpu)")
+		return 0, 0, errors.New("train: analog evaluation needs the native engine (--device cpu)")
 	}
 	m := t.cfg.Model
 	if m.Kind != nn.KindPerformer {

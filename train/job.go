@@ -136,7 +136,7 @@ func (j *Job) Run(ctx context.Context) (*JobReport, error) {
 			return nil, fmt.Errorf("train: unknown analog hardware %q (want ideal or pcm)", j.Analog)
 		}
 		if cfg.Model.Kind != nn.KindPerformer || nn.FittedFamily(cfg.Model.FeatureMap) || !IsNative(cfg.Backend) {
-			return nil, errors.New("train: --analog needs a performer with favor+ or simrf features on the native engine (--backend cpu)")
+			return nil, errors.New("train: --analog needs a performer with favor+ or simrf features on the native engine (--device cpu)")
 		}
 	}
 	dataBytes, err := j.dataBytes(ctx, cfg.Model.Length)

@@ -53,7 +53,10 @@ type Config struct {
 	// EvalEvery evaluates on the evaluation set every EvalEvery steps (0:
 	// only at the end).
 	EvalEvery int
-	// Backend is the GoMLX backend configuration (empty: nn.DefaultBackend).
+	// Backend is the engine: empty or BackendCPU for the native engine,
+	// else a GoMLX backend configuration (nn.DefaultBackend, "go", for
+	// GoMLX's pure-Go backend; "xla:cuda" where linked in). The CLI names
+	// it with --device cpu|go|cuda.
 	Backend string
 	// Checkpoint, if set, is the checkpoint file: a run resumes from it
 	// when it exists and writes it every CheckpointEvery steps (0: only at

@@ -23,6 +23,7 @@ var version = "dev"
 
 type rootOptions struct {
 	blas      string
+	fft       string
 	verbose   bool
 	maxMemory int64
 }
@@ -40,7 +41,16 @@ func newRoot() *cobra.Command {
 			if err := blas.CheckEnv(); err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("fft") {
+				// The process's FFT choice: the flag stands for KERNELKIT_FFT.
+				if err := os.Setenv(fft.EnvFFT, o.fft); err != nil {
+					return err
+				}
+			}
 			if err := fft.CheckEnv(); err != nil {
+				if cmd.Flags().Changed("fft") {
+					return fmt.Errorf("--fft: %w", err)
+				}
 				return err
 			}
 			return o.useBLAS(cmd)
@@ -48,6 +58,7 @@ func newRoot() *cobra.Command {
 	}
 	fl := root.PersistentFlags()
 	fl.StringVar(&o.blas, "blas", "auto", "BLAS backend: auto (OpenBLAS if installed, else pure Go), openblas or gonum")
+	fl.StringVar(&o.fft, "fft", "auto", "FFT of the sequence operators: auto (FFTW where it loads, else gonum's), fftw or go (as KERNELKIT_FFT, which it overrides)")
 	fl.BoolVarP(&o.verbose, "verbose", "v", false, "print notices (the BLAS backend chosen by --blas auto)")
 	o.maxMemory = defaultMaxMemory
 	fl.Var(bytesValue{&o.maxMemory}, "max-memory", usageWith("memory budget: a run whose data and largest arrays are estimated above it is refused before they are allocated", bytesDomain)+" (default 8GiB)")

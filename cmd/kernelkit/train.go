@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/kernelkit/kernelkit/device"
 	"github.com/kernelkit/kernelkit/internal/atomicfile"
 	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/nn"
@@ -19,6 +20,7 @@ import (
 )
 
 type trainOptions struct {
+	device  string // --device
 	job     train.Job
 	adapter string
 	plot    string
@@ -109,7 +111,11 @@ func (o *trainOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&j.Analog, "analog", "", "also evaluate a performer with its FAVOR+ projections on emulated analog crossbars: ideal or pcm (analog paper, Table I)")
 	seedVar(fl, &j.AnalogSeed, "analog-seed", 1, "seed of the emulated PCM noise (--analog pcm)")
 	intVar(fl, &j.AnalogCalibration, "analog-calibration", 64, dim, "training examples whose feature-map inputs calibrate the crossbars (--analog)")
-	fl.StringVar(&j.Backend, "backend", train.BackendCPU, "engine: cpu (native, on BLAS) or a GoMLX backend configuration ("+nn.DefaultBackend+", xla:cuda where linked in)")
+	fl.StringVar(&o.device, "device", device.Host, "where the training runs: cpu (the native engine, on BLAS), go (GoMLX's pure-Go backend) or cuda (XLA on an NVIDIA GPU, in a build with -tags xla)")
+	fl.StringVar(&j.Backend, "backend", "", "the engine by its GoMLX name: cpu, "+nn.DefaultBackend+" or xla:cuda (--device cpu, go, cuda)")
+	if err := fl.MarkDeprecated("backend", "use --device cpu|go|cuda"); err != nil {
+		panic(err) // the flag is defined just above
+	}
 	fl.StringVar(&o.plot, "plot", "", "PNG plot of the training loss (and of the evaluation accuracy, as NAME-acc.png, with --eval-every)")
 	fl.BoolVar(&o.json, "json", false, "print JSON")
 	fl.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
@@ -131,6 +137,9 @@ func (o *trainOptions) run(cmd *cobra.Command) error {
 		j.Model.Adapter = o.adapter
 	}
 	j.MaxMemory = memoryBudget(cmd)
+	if err := o.engine(cmd.Flags()); err != nil {
+		return err
+	}
 	if j.EvaluateOnly {
 		// The model comes from the checkpoint: its shape flags would be ignored.
 		for _, name := range modelFlags {
@@ -186,4 +195,28 @@ func (o *trainOptions) run(cmd *cobra.Command) error {
 		_, err = fmt.Fprintf(w, "plot written to %s\n", o.plot)
 	}
 	return err
+}
+
+// engine sets the job's engine from --device (cpu, go, cuda) or the
+// deprecated --backend (cpu, go, xla:cuda); both at once must agree.
+func (o *trainOptions) engine(fl *pflag.FlagSet) error {
+	var fromDevice string
+	switch o.device {
+	case device.Host:
+		fromDevice = train.BackendCPU
+	case device.Go:
+		fromDevice = nn.DefaultBackend
+	case device.CUDA:
+		fromDevice = "xla:cuda"
+	default:
+		return fmt.Errorf("unknown --device %.40q (want cpu, go or cuda)", o.device)
+	}
+	if !fl.Changed("backend") {
+		o.job.Backend = fromDevice
+		return nil
+	}
+	if fl.Changed("device") && o.job.Backend != fromDevice {
+		return fmt.Errorf("--backend %.40q and --device %s name different engines; drop --backend", o.job.Backend, o.device)
+	}
+	return nil
 }

@@ -368,7 +368,7 @@ func (o *fitOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 // test file there are no metrics. Seconds is the whole fit.
 func fitReport(m *model.Model, test, format string, res *kkbeam.FitResult) (*model.JobResult, error) {
 	r := &model.JobResult{Lambda: m.Linear.Lambda, Task: string(m.Task), TrainRows: m.TrainRows,
-		Seconds: (res.Pass1 + res.Pass2 + res.Solve + res.Pass3).Seconds(), Backend: blas.Name()}
+		Seconds: (res.Pass1 + res.Pass2 + res.Solve + res.Pass3).Seconds(), BLAS: blas.Name(), Backend: blas.Name()}
 	if mp, ok := m.Map.(*features.Map); ok {
 		s := mp.Spec()
 		r.Kernel, r.Form, r.Sampler, r.Features, r.Gamma = s.Kernel, s.Form, s.Sampler, s.Features, s.Gamma
