@@ -85,6 +85,11 @@ func runAnalog(cmd *cobra.Command, o *analogOptions) error {
 	hw := analog.PCM(o.seed)
 	hw.TInference = o.tInference
 	rep := &aimc.Report{Hardware: hw}
+	if !o.noAttention { // refused before the ridge study runs, not after
+		if err := checkMemory(cmd, aimc.AttentionConfig{Hardware: hw, Seed: o.seed}.Memory()); err != nil {
+			return err
+		}
+	}
 	if !o.noRidge {
 		var smps []sampler.Sampler
 		for _, name := range o.samplers {
@@ -117,11 +122,7 @@ func runAnalog(cmd *cobra.Command, o *analogOptions) error {
 	}
 	var err error
 	if !o.noAttention {
-		cfg := aimc.AttentionConfig{Hardware: hw, Seed: o.seed}
-		if err := checkMemory(cmd, cfg.Memory()); err != nil {
-			return err
-		}
-		if rep.Attention, err = aimc.Attention(ctx, cfg, nil); err != nil {
+		if rep.Attention, err = aimc.Attention(ctx, aimc.AttentionConfig{Hardware: hw, Seed: o.seed}, nil); err != nil {
 			return err
 		}
 	}

@@ -304,7 +304,26 @@ func TestFlagWalk(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), limit)
 				stop := peakHeap()
 				start := time.Now()
-				_, errOut, err := runCtx(t, ctx, append([]string{"--blas", "gonum", "--max-memory", "512MiB"}, args...)...)
+				type outcome struct {
+					errOut string
+					err    error
+				}
+				done := make(chan outcome, 1)
+				go func() {
+					_, errOut, err := runCtx(t, ctx, append([]string{"--blas", "gonum", "--max-memory", "512MiB"}, args...)...)
+					done <- outcome{errOut, err}
+				}()
+				var errOut string
+				var err error
+				select {
+				case o := <-done:
+					errOut, err = o.errOut, o.err
+				case <-time.After(limit + 10*time.Second): // left running; the walk goes on
+					stop()
+					cancel()
+					t.Errorf("kernelkit %s: still running 10 s after it was cancelled", strings.Join(args, " "))
+					continue
+				}
 				took := time.Since(start)
 				peak := stop()
 				cancel()

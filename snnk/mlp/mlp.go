@@ -22,6 +22,7 @@
 package mlp
 
 import (
+	stdcontext "context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -94,12 +95,18 @@ func toF32(m *mat.Dense) [][]float32 {
 // (xte, yte). Labels are class indices in [0, Classes). The same
 // configuration and data give bit-identical results.
 func Train(cfg Config, xtr *mat.Dense, ytr []int, xte *mat.Dense, yte []int) (*Result, error) {
-	r, _, err := fit(cfg, xtr, ytr, xte, yte)
+	return TrainContext(stdcontext.Background(), cfg, xtr, ytr, xte, yte)
+}
+
+// TrainContext is Train that stops with ctx's error, between two
+// mini-batches, when ctx is done.
+func TrainContext(cx stdcontext.Context, cfg Config, xtr *mat.Dense, ytr []int, xte *mat.Dense, yte []int) (*Result, error) {
+	r, _, err := fit(cx, cfg, xtr, ytr, xte, yte)
 	return r, err
 }
 
-// fit is Train that also returns the test logits.
-func fit(cfg Config, xtr *mat.Dense, ytr []int, xte *mat.Dense, yte []int) (*Result, [][]float32, error) {
+// fit is TrainContext that also returns the test logits.
+func fit(cx stdcontext.Context, cfg Config, xtr *mat.Dense, ytr []int, xte *mat.Dense, yte []int) (*Result, [][]float32, error) {
 	if err := limits.Count("mlp: epochs", cfg.Epochs, 1); err != nil {
 		return nil, nil, err
 	}
@@ -132,6 +139,7 @@ func fit(cfg Config, xtr *mat.Dense, ytr []int, xte *mat.Dense, yte []int) (*Res
 		return nil, nil, fmt.Errorf("mlp: GoMLX backend: %w", err)
 	}
 	ds := newShuffled(toF32(xtr), ytr, min(cfg.BatchSize, n), uint64(cfg.Seed))
+	ds.ctx = cx
 	ctx := context.New()
 	ctx.SetParam(optimizers.ParamLearningRate, cfg.LearningRate)
 	// Seed the variable initialisers (GoMLX otherwise draws a random seed)
@@ -152,6 +160,9 @@ func fit(cfg Config, xtr *mat.Dense, ytr []int, xte *mat.Dense, yte []int) (*Res
 	steps := cfg.Epochs * max(1, n/min(cfg.BatchSize, n))
 	t0 := time.Now()
 	if _, err := loop.RunSteps(ds, steps); err != nil {
+		if cerr := cx.Err(); cerr != nil {
+			return nil, nil, cerr
+		}
 		return nil, nil, fmt.Errorf("mlp: training: %w", err)
 	}
 	secs := time.Since(t0).Seconds()
@@ -206,6 +217,7 @@ type shuffled struct {
 	rnd   *rand.Rand
 	perm  []int
 	next  int
+	ctx   stdcontext.Context // Yield fails once it is done (nil: never)
 }
 
 func newShuffled(x [][]float32, y []int, batch int, seed uint64) *shuffled {
@@ -228,6 +240,11 @@ func (s *shuffled) Reset() {
 
 // Yield returns the next mini-batch: inputs batch×d and labels batch×1.
 func (s *shuffled) Yield() (spec any, inputs, labels []*tensors.Tensor, err error) {
+	if s.ctx != nil {
+		if err := s.ctx.Err(); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	if s.next+s.batch > len(s.perm) {
 		s.Reset()
 	}

@@ -1,6 +1,8 @@
 package mlp
 
 import (
+	"context"
+	"errors"
 	"reflect"
 	"testing"
 
@@ -34,11 +36,11 @@ func TestTrainSeparable(t *testing.T) {
 	}
 	// Training is bit-reproducible: a second run with the same seed gives
 	// identical test logits, and another seed gives other ones.
-	_, l1, err := fit(cfg, mat.DenseCopyOf(tr), y[:200], mat.DenseCopyOf(te), y[200:])
+	_, l1, err := fit(context.Background(), cfg, mat.DenseCopyOf(tr), y[:200], mat.DenseCopyOf(te), y[200:])
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, l2, err := fit(cfg, mat.DenseCopyOf(tr), y[:200], mat.DenseCopyOf(te), y[200:])
+	_, l2, err := fit(context.Background(), cfg, mat.DenseCopyOf(tr), y[:200], mat.DenseCopyOf(te), y[200:])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +49,7 @@ func TestTrainSeparable(t *testing.T) {
 	}
 	other := cfg
 	other.Seed++
-	_, l3, err := fit(other, mat.DenseCopyOf(tr), y[:200], mat.DenseCopyOf(te), y[200:])
+	_, l3, err := fit(context.Background(), other, mat.DenseCopyOf(tr), y[:200], mat.DenseCopyOf(te), y[200:])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,5 +85,17 @@ func TestBadInput(t *testing.T) {
 		if _, err := Train(cfg, c.xtr, c.ytr, c.xte, c.yte); err == nil {
 			t.Errorf("%s: accepted", c.name)
 		}
+	}
+}
+
+// TestTrainCancelled: a cancelled context stops training with its error.
+func TestTrainCancelled(t *testing.T) {
+	x := mat.NewDense(8, 2, []float64{0, 0, 1, 1, 0, 1, 1, 0, 0, 0, 1, 1, 0, 1, 1, 0})
+	y := []int{0, 0, 1, 1, 0, 0, 1, 1}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cfg := Config{Hidden: 4, FirstBias: true, FirstReLU: true, Classes: 2, Epochs: 1 << 20, BatchSize: 4, LearningRate: 0.01, Seed: 1}
+	if _, err := TrainContext(ctx, cfg, x, y, x, y); !errors.Is(err, context.Canceled) {
+		t.Errorf("TrainContext with a cancelled context: %v, want context.Canceled", err)
 	}
 }

@@ -448,8 +448,11 @@ func Classify(ctx context.Context, cfg ClassifyConfig, progress func(done, total
 					return nil, err
 				}
 			}
-			r, err := mlp.Train(mc, in, ytr, inTe, yte)
+			r, err := mlp.TrainContext(ctx, mc, in, ytr, inTe, yte)
 			if err != nil {
+				if cerr := ctx.Err(); cerr != nil {
+					return nil, cerr
+				}
 				return nil, fmt.Errorf("nnkernel: SNNK classify %s, %s: %w", cfg.Name, nt.name, err)
 			}
 			accs = append(accs, r.TestAccuracy)
