@@ -76,7 +76,17 @@ func SKIError(k func(t float64) float64, d2max float64, n, r int) (*SKIErrorRepo
 	}
 	var nyst mat.Dense
 	nyst.Mul(f, &ainvB)
-	norm2 := func(m mat.Matrix) float64 { return mat.Norm(m, 2) }
+	// The spectral norm ‖·‖₂ = σ₁ of Theorem 1 (gonum's mat.Norm(·, 2) is
+	// the Frobenius norm, which the theorem does not bound).
+	var svdErr error
+	norm2 := func(m mat.Matrix) float64 {
+		var sv mat.SVD
+		if !sv.Factorize(m, mat.SVDNone) {
+			svdErr = errors.New("toeplitz: SVD for a spectral norm did not converge")
+			return math.NaN()
+		}
+		return sv.Values(nil)[0]
+	}
 	var e1, e2, e3 mat.Dense
 	e1.Sub(&ski, &topt)
 	e2.Sub(&nyst, &topt)
@@ -88,6 +98,9 @@ func SKIError(k func(t float64) float64, d2max float64, n, r int) (*SKIErrorRepo
 	sf := math.Min(norm2(f), norm2(b))
 	rep := &SKIErrorReport{N: n, R: r, Measured: norm2(&e1), Nystrom: norm2(&e2), ToExact: norm2(&e3) / norm2(t)}
 	rep.Bound = math.Sqrt(float64(n*r))*h*h/8*d2max*(2*math.Sqrt(float64(n))+sf/sigmaR) + rep.Nystrom
+	if svdErr != nil {
+		return nil, svdErr
+	}
 	return rep, nil
 }
 

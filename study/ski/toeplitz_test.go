@@ -213,7 +213,7 @@ func ExampleErrorBound() {
 		fmt.Printf("r = %2d: ‖W A Wᵀ − T‖₂/‖T‖₂ = %.3f, below the bound: %v\n", r.R, r.ToExact, r.Measured <= r.Bound)
 	}
 	// Output:
-	// r =  8: ‖W A Wᵀ − T‖₂/‖T‖₂ = 0.163, below the bound: true
-	// r = 16: ‖W A Wᵀ − T‖₂/‖T‖₂ = 0.049, below the bound: true
-	// r = 32: ‖W A Wᵀ − T‖₂/‖T‖₂ = 0.012, below the bound: true
+	// r =  8: ‖W A Wᵀ − T‖₂/‖T‖₂ = 0.129, below the bound: true
+	// r = 16: ‖W A Wᵀ − T‖₂/‖T‖₂ = 0.035, below the bound: true
+	// r = 32: ‖W A Wᵀ − T‖₂/‖T‖₂ = 0.008, below the bound: true
 }
