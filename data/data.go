@@ -85,16 +85,23 @@ type Batch struct {
 
 // CSVReader streams batches of rows from a CSV file with a header row.
 type CSVReader struct {
-	r       *csv.Reader
-	in      *recordLimiter
-	names   []string
-	label   int // column index of the label, −1 if none
+	columnRoles
+	r    *csv.Reader
+	in   *recordLimiter
+	line int // line of the last record read
+}
+
+// columnRoles are the roles of a table's columns (a CSV header's, a
+// Parquet schema's), chosen by CSVOptions: the label, the weight, the
+// several targets and the features.
+type columnRoles struct {
+	names   []string // the feature columns' names
+	label   int      // column index of the label, −1 if none
 	labelN  string
 	weight  int // column index of the weight, −1 if none
 	weightN string
 	target  []int // target index of each column (−1: not a target), nil without Targets
 	targetN []string
-	line    int // line of the last record read
 }
 
 // NewCSVReader reads the header and prepares to stream rows. A UTF-8
@@ -120,16 +127,29 @@ func NewCSVReader(r io.Reader, opt CSVOptions) (*CSVReader, error) {
 		return nil, fmt.Errorf("data: CSV header has %d columns, above the limit of %d feature columns", len(header), limits.MaxDim)
 	}
 	header = append([]string(nil), header...)
-	c := &CSVReader{r: cr, in: in, label: -1, weight: -1, line: 1}
+	roles, err := matchColumns("CSV", header, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &CSVReader{columnRoles: roles, r: cr, in: in, line: 1}, nil
+}
+
+// matchColumns returns the roles that opt gives the columns of header, a
+// table of the format kind ("CSV", "Parquet"): the one matcher of the
+// label, weight and target columns by name, for every format with named
+// columns. Every name opt gives must be a column; the features must be
+// at least one, and named once each.
+func matchColumns(kind string, header []string, opt CSVOptions) (columnRoles, error) {
+	c := columnRoles{label: -1, weight: -1}
 	if len(opt.Targets) == 1 && opt.Label == "" {
 		opt.Label, opt.Targets = opt.Targets[0], nil
 	}
 	if len(opt.Targets) > 0 && (opt.Label != "" || opt.NoLabel) {
-		return nil, errors.New("data: CSV options name several target columns and a label (or none)")
+		return c, fmt.Errorf("data: %s options name several target columns and a label (or none)", kind)
 	}
 	if opt.Weight != "" {
 		if c.weight = column(header, opt.Weight); c.weight < 0 {
-			return nil, fmt.Errorf("data: CSV has no weight column %s (columns: %s)", quote(opt.Weight), quote(strings.Join(header, ", ")))
+			return c, fmt.Errorf("data: %s has no weight column %s (columns: %s)", kind, quote(opt.Weight), quote(strings.Join(header, ", ")))
 		}
 		c.weightN = opt.Weight
 	}
@@ -141,10 +161,10 @@ func NewCSVReader(r io.Reader, opt CSVOptions) (*CSVReader, error) {
 		for t, name := range opt.Targets {
 			i := column(header, name)
 			if i < 0 {
-				return nil, fmt.Errorf("data: CSV has no target column %s (columns: %s)", quote(name), quote(strings.Join(header, ", ")))
+				return c, fmt.Errorf("data: %s has no target column %s (columns: %s)", kind, quote(name), quote(strings.Join(header, ", ")))
 			}
 			if c.target[i] >= 0 || i == c.weight {
-				return nil, fmt.Errorf("data: CSV column %s named twice as a target or weight", quote(name))
+				return c, fmt.Errorf("data: %s column %s named twice as a target or weight", kind, quote(name))
 			}
 			c.target[i] = t
 		}
@@ -155,7 +175,7 @@ func NewCSVReader(r io.Reader, opt CSVOptions) (*CSVReader, error) {
 	case opt.Label == "":
 		c.label = len(header) - 1
 		if c.label == c.weight {
-			return nil, errors.New("data: CSV weight column is the last column, the default label; name the label")
+			return c, fmt.Errorf("data: %s weight column is the last column, the default label; name the label", kind)
 		}
 	default:
 		for i, h := range header {
@@ -164,10 +184,10 @@ func NewCSVReader(r io.Reader, opt CSVOptions) (*CSVReader, error) {
 			}
 		}
 		if c.label < 0 {
-			return nil, fmt.Errorf("data: CSV has no column %s (columns: %s)", quote(opt.Label), quote(strings.Join(header, ", ")))
+			return c, fmt.Errorf("data: %s has no column %s (columns: %s)", kind, quote(opt.Label), quote(strings.Join(header, ", ")))
 		}
 		if c.label == c.weight {
-			return nil, fmt.Errorf("data: CSV column %s is both the label and the weight", quote(opt.Label))
+			return c, fmt.Errorf("data: %s column %s is both the label and the weight", kind, quote(opt.Label))
 		}
 	}
 	for i, h := range header {
@@ -180,7 +200,7 @@ func NewCSVReader(r io.Reader, opt CSVOptions) (*CSVReader, error) {
 		}
 	}
 	if len(c.names) == 0 {
-		return nil, errors.New("data: CSV has no feature columns")
+		return c, fmt.Errorf("data: %s has no feature columns", kind)
 	}
 	// A model names its inputs by column, and predict matches them by
 	// name: two feature columns of one name would give a model no file
@@ -188,7 +208,7 @@ func NewCSVReader(r io.Reader, opt CSVOptions) (*CSVReader, error) {
 	seen := make(map[string]bool, len(c.names))
 	for _, n := range c.names {
 		if seen[n] {
-			return nil, fmt.Errorf("data: CSV column %s appears twice", quote(n))
+			return c, fmt.Errorf("data: %s column %s appears twice", kind, quote(n))
 		}
 		seen[n] = true
 	}
@@ -208,7 +228,7 @@ func column(header []string, name string) int {
 }
 
 // isTarget reports whether column i is one of several target columns.
-func (c *CSVReader) isTarget(i int) bool { return c.target != nil && c.target[i] >= 0 }
+func (c *columnRoles) isTarget(i int) bool { return c.target != nil && c.target[i] >= 0 }
 
 // Names returns the feature column names.
 func (c *CSVReader) Names() []string { return c.names }

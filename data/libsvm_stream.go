@@ -181,9 +181,9 @@ func LIBSVMFileWidth(path string) (int, error) {
 }
 
 // FileFormat returns the format Open reads the file at path in: format
-// itself when it is "csv" or "libsvm", and for "" or "auto" the one the
-// extension or the first data line shows (see OpenOptions.Format). An
-// unknown format is an error.
+// itself when it is "csv", "libsvm" or "parquet", and for "" or "auto"
+// the one the extension, the magic bytes or the first data line show
+// (see OpenOptions.Format). An unknown format is an error.
 func FileFormat(path, format string) (string, error) {
 	if format != "" && format != "auto" {
 		return sniff(nil, path, format) // the format itself, or its error

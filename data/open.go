@@ -16,10 +16,12 @@ import (
 // OpenOptions selects the format, the label column and the expected
 // feature columns of a file read by Open.
 type OpenOptions struct {
-	// Format is "csv", "libsvm", or "" (also "auto"): LIBSVM for the
-	// extensions .svm, .libsvm and .svmlight, CSV for .csv, and otherwise
-	// LIBSVM when the first data line looks like "label idx:value ...",
-	// CSV if not.
+	// Format is "csv", "libsvm", "parquet", or "" (also "auto"): LIBSVM
+	// for the extensions .svm, .libsvm and .svmlight, CSV for .csv,
+	// Parquet for .parquet, and otherwise Parquet when the file starts
+	// with Parquet's magic bytes PAR1, LIBSVM when the first data line
+	// looks like "label idx:value ...", CSV if not. A Parquet file's
+	// columns are chosen by name as a CSV file's are (see ParquetReader).
 	Format string
 	// Label names the CSV label column. Without Columns or Width, empty
 	// means the last column (unless NoLabel is set) and a name the file
@@ -65,7 +67,13 @@ func Open(path string, opt OpenOptions) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	ds, err := read(bufio.NewReaderSize(f, 64<<10), path, opt)
+	ds, err := read(bufio.NewReaderSize(f, 64<<10), path, opt, func(o CSVOptions) (*Dataset, error) {
+		size, err := parquetSize(f)
+		if err != nil {
+			return nil, err
+		}
+		return ReadParquet(f, size, o)
+	})
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -75,7 +83,9 @@ func Open(path string, opt OpenOptions) (*Dataset, error) {
 	return ds, nil
 }
 
-func read(br *bufio.Reader, path string, opt OpenOptions) (*Dataset, error) {
+// read reads the data set of br (the file at path) as Open does; parquet
+// reads the file as Parquet with the columns a CSVOptions chooses.
+func read(br *bufio.Reader, path string, opt OpenOptions, parquet func(CSVOptions) (*Dataset, error)) (*Dataset, error) {
 	if len(opt.Columns) > 0 && opt.Width > 0 && len(opt.Columns) != opt.Width {
 		return nil, fmt.Errorf("data: %d expected column names for width %d", len(opt.Columns), opt.Width)
 	}
@@ -93,13 +103,22 @@ func read(br *bufio.Reader, path string, opt OpenOptions) (*Dataset, error) {
 		}
 		return ReadLIBSVM(br, opt.Width)
 	}
+	// A table with named columns, CSV or Parquet: the columns are chosen
+	// by the same code for both (matchColumns, then the matching below).
+	table := func(o CSVOptions) (*Dataset, error) { return ReadCSV(br, o) }
+	if format == "parquet" {
+		if parquet == nil {
+			return nil, errors.New("data: Parquet is read from a file")
+		}
+		table = parquet
+	}
 	if !expected {
-		return ReadCSV(br, CSVOptions{Label: opt.Label, NoLabel: opt.NoLabel, Targets: opt.Targets, Weight: opt.Weight})
+		return table(CSVOptions{Label: opt.Label, NoLabel: opt.NoLabel, Targets: opt.Targets, Weight: opt.Weight})
 	}
 	if len(opt.Targets) > 0 && (opt.Label != "" || opt.NoLabel) {
 		return nil, errors.New("data: options name several target columns and a label (or none)")
 	}
-	all, err := ReadCSV(br, CSVOptions{NoLabel: true})
+	all, err := table(CSVOptions{NoLabel: true})
 	if err != nil {
 		return nil, err
 	}
@@ -189,21 +208,26 @@ func takeColumns(ds *Dataset, names []string, optional bool) (*Dataset, *mat.Den
 // the one the extension or the first data line shows.
 func sniff(br *bufio.Reader, path, format string) (string, error) {
 	switch format {
-	case "csv", "libsvm":
+	case "csv", "libsvm", "parquet":
 		return format, nil
 	case "", "auto":
 	default:
-		return "", fmt.Errorf("data: unknown format %.40q (want auto, csv or libsvm)", format)
+		return "", fmt.Errorf("data: unknown format %.40q (want auto, csv, libsvm or parquet)", format)
 	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".svm", ".libsvm", ".svmlight":
 		return "libsvm", nil
 	case ".csv":
 		return "csv", nil
+	case ".parquet":
+		return "parquet", nil
 	}
 	head, err := br.Peek(br.Size())
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return "", err
+	}
+	if bytes.HasPrefix(head, []byte("PAR1")) {
+		return "parquet", nil
 	}
 	for line := range bytes.Lines(head) {
 		if i := bytes.IndexByte(line, '#'); i >= 0 {
@@ -340,6 +364,19 @@ func nameList(names []string) string {
 		fmt.Fprintf(&b, "%.40q", n)
 	}
 	return b.String()
+}
+
+// parquetSize returns the size of the Parquet file f, which must be a
+// regular file: Parquet is read from its footer, at the end.
+func parquetSize(f *os.File) (int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if !st.Mode().IsRegular() {
+		return 0, errors.New("data: a Parquet file is read from its footer first: give a regular file, not a pipe or device")
+	}
+	return st.Size(), nil
 }
 
 // CSVFile streams a CSV file for a fit in passes (model.FitStream): a

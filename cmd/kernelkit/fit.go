@@ -296,7 +296,7 @@ func (o *fitOptions) bind(fl *pflag.FlagSet) {
 	onceVar(fl, &o.train, "train", "", "training data (CSV or LIBSVM)")
 	onceVar(fl, &o.test, "test", "", "test data, same format")
 	onceVar(fl, &o.label, "label", "", "name of the label column (default: last)")
-	fl.StringVar(&o.format, "format", "auto", "data format: auto, csv or libsvm")
+	fl.StringVar(&o.format, "format", "auto", "data format: auto, csv, libsvm or parquet")
 	fl.StringVar(&o.task, "task", "auto", "auto, classification or regression")
 	floatVar(fl, &o.lambda, "lambda", 0.5, nonNegFloat, "ridge parameter λ")
 	fl.StringVar(&o.sel, "select", "", "choose λ from a grid: gcv or kfold")

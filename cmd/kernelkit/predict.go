@@ -33,8 +33,8 @@ type dataOptions struct {
 
 func (o *dataOptions) bind(fl *pflag.FlagSet, modelUsage, labelUsage string) {
 	onceVar(fl, &o.model, "model", "", modelUsage)
-	onceVar(fl, &o.data, "data", "", "rows to read (CSV or LIBSVM)")
-	fl.StringVar(&o.format, "format", "auto", "data format: auto, csv or libsvm (for a sequence model: auto, tsv or lines)")
+	onceVar(fl, &o.data, "data", "", "rows to read (CSV, LIBSVM or Parquet)")
+	fl.StringVar(&o.format, "format", "auto", "data format: auto, csv, libsvm or parquet (for a sequence model: auto, tsv or lines)")
 	onceVar(fl, &o.label, "label", "", labelUsage)
 	onceVar(fl, &o.out, "out", "", "output file (default standard output)")
 	onceVar(fl, &o.weight, "weight-column", "", "a CSV column of row weights (as fit --weight-column) to skip if the data has it")
