@@ -112,10 +112,11 @@ func TestExportPredict(t *testing.T) {
 	if want := fmt.Sprintf("accuracy %.4f, log-loss %.4f, ", acc, loss); !strings.Contains(stderr, want) {
 		t.Errorf("predict says %q, want %q", stderr, want)
 	}
-	// train --evaluate scores in passes of 16 sequences, predict here in
-	// one of 32: the logits differ by float32 rounding (about 1e-7
-	// relative, seqmodel's doc), the mean loss by as little, and a label
-	// only where two logits tie within it.
+	// train --evaluate scores in passes of the training batch (16),
+	// predict in passes of its scorer's batch bound: where they differ,
+	// the logits differ by float32 rounding (about 1e-7 relative,
+	// seqmodel's doc), the mean loss by as little, and a label only where
+	// two logits tie within it; the loss is printed to 4 decimals.
 	eval, _, err := runCtx(t, context.Background(), "train", "--evaluate", "--checkpoint", ckpt, "--test", test)
 	if err != nil {
 		t.Fatal(err)

@@ -24,8 +24,8 @@ import (
 // TestServeSequenceModel: train --export, then kernelkit serve --model
 // NAME=m.kks with --grpc-addr answers the test rows, sent as text over
 // REST and over gRPC, with the labels and probabilities of kernelkit
-// predict on the same file (the same forward pass: every row in one pass
-// of the model's scorer), and SIGTERM ends it with success.
+// predict on the same file (the same forward passes: the rows in passes
+// of the scorers' default batch bound), and SIGTERM ends it with success.
 func TestServeSequenceModel(t *testing.T) {
 	model, _, dir := seqModel(t)
 	test := filepath.Join(dir, "listops_test.tsv")
