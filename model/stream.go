@@ -296,14 +296,17 @@ func joinBatches(parts []*data.Batch) (*data.Batch, error) {
 }
 
 // StreamFile returns the opener of passes over the training file at path
-// for Job.Stream, read in format ("csv", "libsvm", or "" or "auto" for
+// for Job.Stream, read in format ("csv", "libsvm", "parquet", or "" or "auto" for
 // the format data.Open would read it in, data.FileFormat), the names of
 // its columns and its width (the number of feature columns), so that a
 // streamed fit reads the file as the in-memory fit of data.Open does and
 // gives the same model file.
 //
 // A CSV file is streamed by StreamCSVColumns (opt selects its label,
-// weight and target columns). A LIBSVM file is scanned once here for its
+// weight and target columns). A Parquet file is streamed as a CSV file
+// is, its columns chosen by opt in the same way (data.ParquetReader):
+// a pass reads one page of each column at a time, row group after row
+// group. A LIBSVM file is scanned once here for its
 // width, its largest feature index (data.ScanLIBSVM: a pass in constant
 // memory, which also checks every line); its columns have no names and
 // its label is the first field of each line, as data.Open reads it: opt's
@@ -314,8 +317,12 @@ func StreamFile(path, format string, opt data.CSVOptions) (Opener, Columns, int,
 	if err != nil {
 		return nil, Columns{}, 0, err
 	}
-	if format == "csv" {
+	switch format {
+	case "csv":
 		open, cols, err := StreamCSVColumns(path, opt)
+		return open, cols, len(cols.Names), err
+	case "parquet":
+		open, cols, err := streamParquet(path, opt)
 		return open, cols, len(cols.Names), err
 	}
 	if len(opt.Targets) > 1 || opt.Weight != "" {
@@ -333,4 +340,29 @@ func StreamFile(path, format string, opt data.CSVOptions) (Opener, Columns, int,
 		return f, f.Close, nil
 	}
 	return open, Columns{}, width, nil
+}
+
+// streamParquet returns the opener of passes over the Parquet file at
+// path and the names of its columns, as StreamCSVColumns does for a CSV
+// file.
+func streamParquet(path string, opt data.CSVOptions) (Opener, Columns, error) {
+	f, err := data.OpenParquet(path, opt)
+	if err != nil {
+		return nil, Columns{}, err
+	}
+	cols := Columns{Names: f.Names(), Label: f.Label()}
+	if t := f.TargetNames(); len(t) > 1 {
+		cols.Targets = t
+	}
+	if err := f.Close(); err != nil {
+		return nil, Columns{}, err
+	}
+	open := func() (Batches, func() error, error) {
+		f, err := data.OpenParquet(path, opt)
+		if err != nil {
+			return nil, nil, err
+		}
+		return f, f.Close, nil
+	}
+	return open, cols, nil
 }

@@ -108,7 +108,8 @@ func TestStreamFileRefusals(t *testing.T) {
 	}{
 		{"libsvm", data.CSVOptions{Weight: "w"}, "no weight column"},
 		{"auto", data.CSVOptions{Targets: []string{"a", "b"}}, "one label"},
-		{"parquet", data.CSVOptions{}, `unknown format "parquet"`},
+		{"arff", data.CSVOptions{}, `unknown format "arff"`},
+		{"parquet", data.CSVOptions{}, "not a Parquet file"},
 	} {
 		_, _, _, err := StreamFile(svm, c.format, c.opt)
 		if err == nil || !strings.Contains(err.Error(), c.msg) || strings.Contains(err.Error(), "\n") {

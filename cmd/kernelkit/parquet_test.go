@@ -94,3 +94,84 @@ func TestParquetFitPredictTransform(t *testing.T) {
 		}
 	}
 }
+
+// TestFitSameBytesAnyFormat (issue 38): the same rows as CSV, Parquet
+// and LIBSVM give the same model file, in memory and with --stream: byte
+// for byte for CSV and Parquet (in row groups of 4096 rows, so that a
+// streamed pass crosses row groups and the scaler's blocks of 16384
+// rows); for LIBSVM, which has no column names, the same bytes but for
+// the CSV file's "columns" and "label" entries. The cases are those of
+// TestFitStreamSameBytes that LIBSVM can hold, and the weighted and
+// multi-target ones for CSV and Parquet.
+func TestFitSameBytesAnyFormat(t *testing.T) {
+	dir := t.TempDir()
+	train := letterCSV(t, dir, "train.csv", 0, 18000)
+	test := letterCSV(t, dir, "test.csv", 19000, 19500)
+	ptrain, ptest := csvToParquet(t, train, 4096), csvToParquet(t, test, 4096)
+	strain, stest := letterSVM(t, dir, "train.svm", 0, 18000), letterSVM(t, dir, "test.svm", 19000, 19500)
+	weighted := letterRowsCSV(t, dir, "weighted.csv", 0, 18000, func(i int) int { return i % 3 }, nil)
+	weightedTest := letterRowsCSV(t, dir, "weighted-test.csv", 19000, 19500, func(int) int { return 1 }, nil)
+	multi := multiCSV(t, dir, "multi.csv", 3000, 4, true)
+	multiTest := multiCSV(t, dir, "multi-test.csv", 200, 5, true)
+	names := []byte(`"columns":["x.box","y.box","width","high","onpix","x.bar","y.bar","x2bar","y2bar","xybar","x2ybr","xy2br","x.ege","xegvy","y.ege","yegvx"],"label":"label",`)
+	common := []string{"--features", "64", "--seed", "1"}
+	type files struct{ train, test string }
+	for _, c := range []struct {
+		name    string
+		formats map[string]files // csv, parquet and, where it can hold the rows, libsvm
+		args    []string
+	}{
+		{"plain", map[string]files{"csv": {train, test}, "parquet": {ptrain, ptest}, "libsvm": {strain, stest}}, nil},
+		{"gcv", map[string]files{"csv": {train, test}, "parquet": {ptrain, ptest}, "libsvm": {strain, stest}}, []string{"--select", "gcv"}},
+		{"calibrate", map[string]files{"csv": {train, test}, "parquet": {ptrain, ptest}, "libsvm": {strain, stest}}, []string{"--calibrate", "--folds", "3"}},
+		{"gamma scale", map[string]files{"csv": {train, test}, "parquet": {ptrain, ptest}, "libsvm": {strain, stest}}, []string{"--gamma", "scale", "--no-standardize"}},
+		{"weights", map[string]files{"csv": {weighted, weightedTest}, "parquet": {csvToParquet(t, weighted, 4096), csvToParquet(t, weightedTest, 4096)}},
+			[]string{"--weight-column", "w", "--class-weight", "balanced"}},
+		{"targets", map[string]files{"csv": {multi, multiTest}, "parquet": {csvToParquet(t, multi, 1024), csvToParquet(t, multiTest, 1024)}},
+			[]string{"--targets", "t1,t2", "--select", "gcv"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var want []byte // the CSV in-memory fit's
+			for _, format := range []string{"csv", "parquet", "libsvm"} {
+				f, ok := c.formats[format]
+				if !ok {
+					continue
+				}
+				for _, stream := range []bool{false, true} {
+					path := filepath.Join(dir, c.name+"-"+format+map[bool]string{false: ".kk", true: "-stream.kk"}[stream])
+					args := append([]string{"fit", "--train", f.train, "--test", f.test, "--model", path}, common...)
+					args = append(args, c.args...)
+					if stream {
+						args = append(args, "--stream")
+					}
+					if _, err := run(t, args...); err != nil {
+						t.Fatalf("%s, stream %v: %v", format, stream, err)
+					}
+					got, err := os.ReadFile(path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want == nil {
+						want = got
+						continue
+					}
+					expect := want
+					if format == "libsvm" {
+						if expect = bytes.Replace(want, names, nil, 1); len(expect) == len(want) {
+							t.Fatalf("the CSV model file has no %s", names)
+						}
+					}
+					if !bytes.Equal(got, expect) {
+						i := 0
+						for i < len(got) && i < len(expect) && got[i] == expect[i] {
+							i++
+						}
+						lo := max(0, i-60)
+						t.Errorf("%s, stream %v: another model file than CSV's in memory: from byte %d, …%s… against …%s…", format, stream, i,
+							got[lo:min(len(got), i+40)], expect[lo:min(len(expect), i+40)])
+					}
+				}
+			}
+		})
+	}
+}
