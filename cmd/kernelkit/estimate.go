@@ -13,12 +13,15 @@ import (
 	"github.com/kernelkit/kernelkit/report"
 	"github.com/kernelkit/kernelkit/sampler"
 	"github.com/kernelkit/kernelkit/study/hrf"
+	"github.com/kernelkit/kernelkit/study/zoo"
 )
 
 type estimateOptions struct {
 	study, data, sampler, plot string
 	estimators                 []string
 	norms                      []float64
+	temperature                float64 // --temperature τ
+	tempered                   bool    // the norms were divided by √τ
 	features, draws, pairs, d  int
 	seed                       uint64
 	json                       bool
@@ -57,6 +60,7 @@ func newEstimate() *cobra.Command {
 	intVar(fl, &o.draws, "draws", 1000, count, "independent draws of each map (unset: 1000 for angle, 50 otherwise, 20 for clustered)")
 	intVar(fl, &o.pairs, "pairs", 100, count, "random pairs of rows for --study data")
 	floatsVar(fl, &o.norms, "norms", []float64{1}, positiveFloat, "row norms after standardisation (data) or embedding norms (softmax)")
+	floatVar(fl, &o.temperature, "temperature", 1, positiveFloat, "τ of the softmax kernel exp(xᵀy/τ) (angle, data, softmax, zoo): the estimators see x/√τ and y/√τ, so every study runs at the norms r/√τ, which the output shows (1: exp(xᵀy))")
 	intVar(fl, &o.d, "d", 64, dim, "dimension for --study softmax")
 	seedVar(fl, &o.seed, "seed", 0, "random seed")
 	fl.StringVar(&o.plot, "plot", "", "PNG plot (angle: relative error vs θ; clustered: MSE vs m)")
@@ -100,11 +104,11 @@ func (o *estimateOptions) defaults(cmd *cobra.Command) {
 // --json). A flag given on the command line that the chosen study does not
 // read is refused rather than silently ignored.
 var studyFlags = map[string][]string{
-	"angle":     {"estimator", "sampler", "features", "draws", "norms", "plot"},
-	"data":      {"data", "estimator", "sampler", "features", "draws", "pairs", "norms"},
+	"angle":     {"estimator", "sampler", "features", "draws", "norms", "temperature", "plot"},
+	"data":      {"data", "estimator", "sampler", "features", "draws", "pairs", "norms", "temperature"},
 	"clustered": {"sampler", "features", "draws", "pairs", "plot"},
-	"softmax":   {"estimator", "sampler", "features", "d", "norms"},
-	"zoo":       {"data", "estimator", "sampler", "features", "draws", "norms", "d", "plot"},
+	"softmax":   {"estimator", "sampler", "features", "d", "norms", "temperature"},
+	"zoo":       {"data", "estimator", "sampler", "features", "draws", "norms", "temperature", "d", "plot"},
 }
 
 // checkStudyFlags refuses the flags set on the command line that the
@@ -115,7 +119,7 @@ func (o *estimateOptions) checkStudyFlags(changed func(string) bool) error {
 	if !ok {
 		return nil // validate names the unknown study
 	}
-	for _, name := range []string{"data", "estimator", "sampler", "features", "draws", "pairs", "norms", "d", "plot"} {
+	for _, name := range []string{"data", "estimator", "sampler", "features", "draws", "pairs", "norms", "temperature", "d", "plot"} {
 		if !changed(name) {
 			continue
 		}
@@ -188,6 +192,11 @@ func (o *estimateOptions) run(cmd *cobra.Command) error {
 	if err := o.checkStudyFlags(cmd.Flags().Changed); err != nil {
 		return err
 	}
+	if cmd.Flags().Changed("temperature") {
+		if err := o.temper(cmd); err != nil {
+			return err
+		}
+	}
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -229,7 +238,7 @@ func (o *estimateOptions) compute(cmd *cobra.Command, smp sampler.Sampler, updat
 		if err := checkMemory(cmd, hrf.MapMemory(len(o.estimators), o.features, 64, 2)); err != nil {
 			return nil, nil, nil, err
 		}
-		if changed("norms") {
+		if changed("norms") || o.tempered {
 			cfg.Radii = o.norms
 		}
 		res, err := hrf.Angles(ctx, cfg, update)
@@ -286,4 +295,25 @@ func (o *estimateOptions) compute(cmd *cobra.Command, smp sampler.Sampler, updat
 		}
 		return res.Table(), res.Rows, nil, nil
 	}
+}
+
+// temper applies --temperature τ: exp(xᵀy/τ) = exp(x'ᵀy') with x' = x/√τ,
+// so each study runs at the norms r/√τ (of --norms, or the study's
+// defaults), which a notice states and the output shows.
+func (o *estimateOptions) temper(cmd *cobra.Command) error {
+	if !cmd.Flags().Changed("norms") {
+		switch o.study {
+		case "angle":
+			o.norms = hrf.AnglesConfig{}.Norms()
+		case "zoo":
+			o.norms = zoo.DefaultNorms()
+		}
+	}
+	s := math.Sqrt(o.temperature)
+	scaled := make([]float64, len(o.norms))
+	for i, r := range o.norms {
+		scaled[i] = r / s
+	}
+	o.norms, o.tempered = scaled, true
+	return notice(cmd, "notice: --temperature %g: the estimates are of exp(xᵀy/τ), exp(x'ᵀy') at x' = x/√τ; the studies run at the norms r/√τ = %v", o.temperature, scaled)
 }

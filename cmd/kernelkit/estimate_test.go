@@ -168,3 +168,28 @@ func TestEstimateStudyFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestEstimateTemperature: --temperature τ at norm r runs the study at
+// norm r/√τ, the same rows and bytes as --norms r/√τ, since
+// exp(xᵀy/τ) = exp(x'ᵀy') with x' = x/√τ; a study without norms refuses it.
+func TestEstimateTemperature(t *testing.T) {
+	common := []string{"estimate", "--data", "../../data/letter.csv", "--estimator", "positive,trig", "--features", "16",
+		"--draws", "3", "--pairs", "5", "--json"}
+	tempered, err := run(t, append(common, "--norms", "2", "--temperature", "4")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := run(t, append(common, "--norms", "1")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tempered != plain {
+		t.Errorf("--norms 2 --temperature 4:\n%s\nwant the output of --norms 1:\n%s", tempered, plain)
+	}
+	if _, err := run(t, "estimate", "--study", "clustered", "--temperature", "2"); err == nil || !strings.Contains(err.Error(), "--temperature is not used") {
+		t.Errorf("clustered --temperature 2: %v", err)
+	}
+	if _, err := run(t, "estimate", "--temperature", "0"); err == nil || !strings.Contains(err.Error(), `"--temperature" flag`) {
+		t.Errorf("--temperature 0: %v", err)
+	}
+}

@@ -40,7 +40,7 @@ func (o *estimateOptions) zoo(cmd *cobra.Command, update func(done, total int)) 
 			cfg.Estimators = append(cfg.Estimators, zoo.Estimator{Name: n, Sampler: smp})
 		}
 	}
-	if fl.Changed("norms") {
+	if fl.Changed("norms") || o.tempered {
 		cfg.Norms = o.norms
 	}
 	if o.data != "" {

@@ -54,6 +54,12 @@ type AnglesConfig struct {
 }
 
 // radii returns the configured radii or the default ones.
+// Norms returns the radii the study runs at: Radii, or the defaults
+// 1, 1.25 and 1.5.
+func (c AnglesConfig) Norms() []float64 {
+	return append([]float64(nil), c.radii()...)
+}
+
 func (c AnglesConfig) radii() []float64 {
 	if c.Radii == nil {
 		return anglesRadii

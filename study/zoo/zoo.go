@@ -135,7 +135,7 @@ func (c *Config) defaults() {
 		c.Features = c.Dim
 	}
 	if c.Norms == nil {
-		c.Norms = []float64{0.25, 0.5, 1, 1.5, 2, 2.5, 3}
+		c.Norms = DefaultNorms()
 	}
 	if c.Angles == nil {
 		c.Angles = []float64{0, math.Pi / 4, math.Pi / 2, 3 * math.Pi / 4, math.Pi}
@@ -980,3 +980,7 @@ func angleList(a []float64) string {
 	}
 	return s + "}"
 }
+
+// DefaultNorms returns the norms of the pointwise study when Config.Norms
+// is nil: 0.25, 0.5, 1, 1.5, 2, 2.5 and 3.
+func DefaultNorms() []float64 { return []float64{0.25, 0.5, 1, 1.5, 2, 2.5, 3} }
