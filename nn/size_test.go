@@ -146,13 +146,17 @@ func TestEstimateMemory(t *testing.T) {
 		t.Error("ParamCount counted 2^72 parameters")
 	}
 	deep := base(KindTransformer)
-	deep.Depth = 1 << 24
+	deep.Depth = 1 << 24 // beyond MaxDepth: refused before the blocks are listed
+	if _, _, err := deep.ParamCount(); err == nil {
+		t.Error("ParamCount listed 2^24 blocks")
+	}
+	deep.Depth = MaxDepth
 	p, _, err := deep.ParamCount()
-	if err != nil || p < 1<<24*4*(32*32) {
-		t.Errorf("depth 2^24: %d parameters (%v)", p, err)
+	if err != nil || p < MaxDepth*4*(32*32) {
+		t.Errorf("depth %d: %d parameters (%v)", MaxDepth, p, err)
 	}
 	est, err = deep.EstimateMemory(1<<24, true)
-	if err != nil || math.IsInf(est.Activations, 0) || est.Activations < 1e20 {
-		t.Errorf("depth and batch 2^24: activations %v (%v)", est.Activations, err)
+	if err != nil || math.IsInf(est.Activations, 0) || est.Activations < float64(MaxDepth)*(1<<24)*32 {
+		t.Errorf("depth %d and batch 2^24: activations %v (%v)", MaxDepth, est.Activations, err)
 	}
 }
