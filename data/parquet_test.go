@@ -358,3 +358,54 @@ func TestParquetCheckChunk(t *testing.T) {
 		t.Errorf("structures nested 40 deep: %v", err)
 	}
 }
+
+// TestWriteParquet: WriteParquet writes INT64 and DOUBLE columns in
+// their order (not sorted by name) that read back exactly, in row groups
+// held to ParquetRowGroupValues values; stop's error ends the write, and
+// duplicate names are refused.
+func TestWriteParquet(t *testing.T) {
+	cols := []ParquetColumn{
+		{Name: "z10", Value: func(i int) float64 { return float64(i) / 3 }},
+		{Name: "z2", Int: true, Value: func(i int) float64 { return float64(-i) }},
+	}
+	var buf bytes.Buffer
+	if err := WriteParquet(&buf, 3000, cols, nil); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := ReadParquet(bytes.NewReader(buf.Bytes()), int64(buf.Len()), CSVOptions{NoLabel: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ds.Names, []string{"z10", "z2"}) || ds.Rows() != 3000 || ds.X.At(2999, 0) != 2999.0/3 || ds.X.At(2999, 1) != -2999 {
+		t.Errorf("read back %q, %d rows, last %v", ds.Names, ds.Rows(), ds.X.RawRowView(2999))
+	}
+	wide := make([]ParquetColumn, 2000)
+	for j := range wide {
+		wide[j] = ParquetColumn{Name: "c" + string(rune('a'+j%26)) + strings.Repeat("x", j/26), Value: func(int) float64 { return 1 }}
+	}
+	buf.Reset()
+	if err := WriteParquet(&buf, 2100, wide, nil); err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := len(pf.RowGroups()); g != 2 { // 2048 + 52 rows: 2048·2000 values ≤ 2²²
+		t.Errorf("2000 columns of 2100 rows in %d row groups, want 2 of at most 2048 rows", g)
+	}
+	calls := 0
+	stop := errors.New("stopped")
+	err = WriteParquet(io.Discard, 3000, cols, func() error {
+		if calls++; calls == 2 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) {
+		t.Errorf("stop's error: %v", err)
+	}
+	if err := WriteParquet(io.Discard, 1, []ParquetColumn{cols[0], cols[0]}, nil); err == nil {
+		t.Error("a duplicate column name accepted")
+	}
+}

@@ -22,18 +22,30 @@ type ParquetColumn struct {
 	Value func(row int) float64
 }
 
-// ParquetRowGroupRows is the number of rows of the row groups that
-// WriteParquet writes (the last may hold fewer): 65536, so that a reader
-// that holds a row group at a time holds a bounded part of the file.
+// ParquetRowGroupRows is the most rows of the row groups that
+// WriteParquet writes: 65536. A row group is also held to about
+// ParquetRowGroupValues values (but at least 1024 rows), since the writer
+// holds a row group in memory until it is complete, and so does a reader
+// that reads a row group at a time.
 const ParquetRowGroupRows = 1 << 16
+
+// ParquetRowGroupValues is the number of values (32 MiB of float64)
+// above which WriteParquet's row groups hold fewer than
+// ParquetRowGroupRows rows.
+const ParquetRowGroupValues = 1 << 22
 
 // WriteParquet writes rows rows of the columns cols to w as a Parquet
 // file: flat, required INT64 or DOUBLE columns in the order of cols,
-// Snappy-compressed, in row groups of ParquetRowGroupRows rows. stop, if
-// not nil, is called before each row group, and its error (an interrupted
+// Snappy-compressed, in row groups of ParquetRowGroupRows rows (fewer for
+// wide tables, see ParquetRowGroupValues). stop, if not nil, is called
+// before every 1024 rows and at the end, and its error (an interrupted
 // command's) ends the write. Column names must be distinct and non-empty.
 func WriteParquet(w io.Writer, rows int, cols []ParquetColumn, stop func() error) error {
-	return writeParquet(w, rows, cols, stop, ParquetRowGroupRows)
+	group := ParquetRowGroupRows
+	if len(cols) > 0 {
+		group = max(1024, min(group, ParquetRowGroupValues/len(cols)/1024*1024))
+	}
+	return writeParquet(w, rows, cols, stop, group)
 }
 
 // WriteParquetRowGroups is WriteParquet with row groups of groupRows
@@ -69,16 +81,19 @@ func writeParquet(w io.Writer, rows int, cols []ParquetColumn, stop func() error
 	pw := parquet.NewWriter(w, parquet.NewSchema("kernelkit", orderedGroup(fields)),
 		parquet.Compression(&parquet.Snappy), parquet.MaxRowsPerRowGroup(int64(groupRows)))
 	const chunk = 1024
-	batch := make([]parquet.Row, 0, chunk)
+	batch := make([]parquet.Row, chunk) // reused: the writer copies the values
+	for i := range batch {
+		batch[i] = make(parquet.Row, len(cols))
+	}
 	for lo := 0; lo < rows; lo += chunk {
-		if stop != nil && lo%groupRows == 0 {
+		if stop != nil {
 			if err := stop(); err != nil {
 				return err
 			}
 		}
-		batch = batch[:0]
-		for i := lo; i < min(lo+chunk, rows); i++ {
-			row := make(parquet.Row, len(cols))
+		n := min(chunk, rows-lo)
+		for i := lo; i < lo+n; i++ {
+			row := batch[i-lo]
 			for j, c := range cols {
 				v := c.Value(i)
 				if c.Int {
@@ -87,9 +102,8 @@ func writeParquet(w io.Writer, rows int, cols []ParquetColumn, stop func() error
 					row[j] = parquet.DoubleValue(v).Level(0, 0, j)
 				}
 			}
-			batch = append(batch, row)
 		}
-		if _, err := pw.WriteRows(batch); err != nil {
+		if _, err := pw.WriteRows(batch[:n]); err != nil {
 			return fmt.Errorf("data: Parquet output: %w", err)
 		}
 	}

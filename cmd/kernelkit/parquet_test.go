@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -174,4 +177,83 @@ func TestFitSameBytesAnyFormat(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestParquetOutput (issue 38): predict --out x.parquet and transform
+// --out x.parquet write Parquet with the columns and values of the CSV
+// output (the class as INT64, the rest DOUBLE), replacing the file
+// atomically: an interrupted write leaves the old file and no temporary
+// file.
+func TestParquetOutput(t *testing.T) {
+	dir := t.TempDir()
+	train := letterCSV(t, dir, "train.csv", 0, 3000)
+	test := letterCSV(t, dir, "test.csv", 19000, 19500)
+	model := filepath.Join(dir, "m.kk")
+	if _, err := run(t, "fit", "--train", train, "--model", model, "--features", "32", "--seed", "2", "--calibrate", "--folds", "3"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		cols int
+	}{
+		{[]string{"predict", "--model", model, "--scores"}, 1 + 26 + 26},
+		{[]string{"predict", "--model", model}, 1},
+		{[]string{"transform", "--model", model}, 32},
+		{[]string{"transform", "--map", "positive", "--features", "8", "--seed", "4", "--label", "label", "--scaled"}, 9},
+	} {
+		csvOut, err := run(t, append(c.args, "--data", test)...)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		pq := filepath.Join(dir, "out.PARQUET")
+		if _, err := run(t, append(c.args, "--data", test, "--out", pq)...); err != nil {
+			t.Fatalf("%v --out %s: %v", c.args, pq, err)
+		}
+		got, err := data.Open(pq, data.OpenOptions{NoLabel: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		header, want := parseCSV(t, csvOut)
+		if got.Rows() != 500 || got.Cols() != c.cols || strings.Join(got.Names, ",") != strings.Join(header, ",") {
+			t.Fatalf("%v: %d×%d columns %q, want 500×%d %q", c.args, got.Rows(), got.Cols(), got.Names, c.cols, header)
+		}
+		for i, row := range want {
+			if !slicesEqual(got.X.RawRowView(i), row) {
+				t.Fatalf("%v: row %d is %v in Parquet, %v in CSV", c.args, i, got.X.RawRowView(i), row)
+			}
+		}
+	}
+
+	// Interrupted: the old file stays, and no temporary file is left.
+	pq := filepath.Join(dir, "keep.parquet")
+	if err := os.WriteFile(pq, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	root := newRoot()
+	root.SetOut(io.Discard)
+	root.SetErr(io.Discard)
+	root.SetArgs([]string{"--blas", "gonum", "predict", "--model", model, "--data", test, "--out", pq})
+	if err := root.ExecuteContext(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("interrupted predict: %v", err)
+	}
+	if b, err := os.ReadFile(pq); err != nil || string(b) != "old" {
+		t.Errorf("the old file became %q (%v)", b, err)
+	}
+	if left, err := filepath.Glob(filepath.Join(dir, ".keep.parquet.tmp-*")); err != nil || len(left) > 0 {
+		t.Errorf("temporary files left: %v %v", left, err)
+	}
+}
+
+func slicesEqual(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

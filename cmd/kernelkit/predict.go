@@ -36,7 +36,7 @@ func (o *dataOptions) bind(fl *pflag.FlagSet, modelUsage, labelUsage string) {
 	onceVar(fl, &o.data, "data", "", "rows to read (CSV, LIBSVM or Parquet)")
 	fl.StringVar(&o.format, "format", "auto", "data format: auto, csv, libsvm or parquet (for a sequence model: auto, tsv or lines)")
 	onceVar(fl, &o.label, "label", "", labelUsage)
-	onceVar(fl, &o.out, "out", "", "output file (default standard output)")
+	onceVar(fl, &o.out, "out", "", "output file (default standard output); Parquet for the extension .parquet")
 	onceVar(fl, &o.weight, "weight-column", "", "a CSV column of row weights (as fit --weight-column) to skip if the data has it")
 }
 
@@ -160,7 +160,8 @@ func (o *predictOptions) run(cmd *cobra.Command) error {
 		header = string(b)
 	}
 	pred := linear.Argmax(s)
-	if err := writeOut(cmd, o.out, func(w io.Writer) error {
+	out := parquetOut(o.out, ds.Rows(), func() []data.ParquetColumn { return predictColumns(m, s, pred, probs, o.scores) })
+	if err := out(cmd, o.out, func(w io.Writer) error {
 		return writeRows(commandContext(cmd), w, header, ds.Rows(), func(b []byte, i int) []byte {
 			if !classify {
 				for j, v := range s.RawRowView(i) {
@@ -351,7 +352,8 @@ func (o *transformOptions) run(cmd *cobra.Command) error {
 	if logScale != nil {
 		header = append(header, ",log_scale"...)
 	}
-	return writeOut(cmd, o.out, func(w io.Writer) error {
+	out := parquetOut(o.out, n, func() []data.ParquetColumn { return transformColumns(z, logScale) })
+	return out(cmd, o.out, func(w io.Writer) error {
 		return writeRows(commandContext(cmd), w, string(header), n, func(b []byte, i int) []byte {
 			for j, v := range z.RawRowView(i) {
 				if j > 0 {
