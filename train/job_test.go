@@ -36,7 +36,7 @@ func TestJobMemoryBudget(t *testing.T) {
 	}{
 		{"recall data", func(j *Job) { j.Task, j.NTrain, j.Model.Length, j.Pairs = TaskRecall, 16000000, 1024, 8 }, "data 95."},
 		{"length", func(j *Job) { j.Model.Length = 1 << 24 }, "activations of a step"},
-		{"depth", func(j *Job) { j.Model.Depth = 1 << 24 }, "parameters and optimiser state"},
+		{"depth", func(j *Job) { j.Model.Depth, j.Model.Width = nn.MaxDepth, 4096 }, "parameters and optimiser state"},
 		{"batch", func(j *Job) { j.Batch, j.Model.Length = 1<<24, 16 }, "activations of a step"},
 		{"attention scores", func(j *Job) { j.Model.Kind, j.Model.Length, j.Model.Heads = nn.KindTransformer, 11264, 2 }, "attention scores 16×2×11264×11264, alone 15.1 GiB"},
 		{"small budget", func(j *Job) { j.MaxMemory = 1 << 20 }, "more than the memory budget of 1 MiB"},
