@@ -558,9 +558,9 @@ func decodeHeader(b []byte) (Header, error) {
 }
 
 // readWeights reads n bytes of weights: at once when the file's size
-// vouched for them (known), else in pieces of at most 1 MiB appended as
-// they arrive, so that a stream shorter than its header claims
-// allocates no more than about twice what it delivered.
+// vouched for them (known), else in pieces of at most 1 MiB joined when
+// all have come, so that a stream shorter than its header claims
+// allocates no more than the pieces it delivered.
 func readWeights(r io.Reader, n int64, known bool) ([]byte, error) {
 	fail := func(got int64) error {
 		return fmt.Errorf("seqmodel: truncated inference file: %d of its %d bytes of weights", got, n)
@@ -572,16 +572,17 @@ func readWeights(r io.Reader, n int64, known bool) ([]byte, error) {
 		}
 		return data, nil
 	}
-	var data []byte
-	for int64(len(data)) < n {
-		piece := min(n-int64(len(data)), 1<<20)
-		start := len(data)
-		data = slices.Grow(data, int(piece))[:start+int(piece)]
-		if k, err := io.ReadFull(r, data[start:]); err != nil {
-			return nil, fail(int64(start + k))
+	var pieces [][]byte
+	for got := int64(0); got < n; {
+		piece := make([]byte, min(n-got, 1<<20))
+		k, err := io.ReadFull(r, piece)
+		if err != nil {
+			return nil, fail(got + int64(k))
 		}
+		pieces = append(pieces, piece)
+		got += int64(k)
 	}
-	return data, nil
+	return bytes.Join(pieces, nil), nil
 }
 
 // Header returns a copy of the model's header (defaults applied).

@@ -237,10 +237,13 @@ func TestLoadChecksSizesFirst(t *testing.T) {
 			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.want)
 		}
 		// The header (about 10 kB, decoded), the read buffer and the
-		// weights that came, read in pieces of 1 MiB and grown by
-		// append: under 4× the 3 MiB delivered.
-		if alloc := b.TotalAlloc - a.TotalAlloc; alloc > 12<<20 {
+		// weights that came, read in pieces of 1 MiB (the last one
+		// allocated before the stream ended): under 3 MiB + 1 MiB + 1 MiB
+		// of slack, 5 MiB.
+		if alloc := b.TotalAlloc - a.TotalAlloc; alloc > 5<<20 {
 			t.Errorf("%s: %d bytes allocated to refuse a file of %d bytes", c.name, alloc, len(raw))
+		} else if testing.Verbose() {
+			t.Logf("%s: %d bytes allocated to refuse a file of %d bytes", c.name, alloc, len(raw))
 		}
 	}
 }

@@ -158,13 +158,14 @@
 // logits) and "probabilities" (FP64 [n, K], their softmax). An unknown
 // token, an empty sequence, one longer than max_length, an id outside the
 // vocabulary, padding inside a sequence, another datatype or shape are
-// 400 (INVALID_ARGUMENT) naming the sequence; more than MaxRows sequences
-// 413 (RESOURCE_EXHAUSTED); transform is 400. The metadata's input is
-// BYTES [-1] (its parameter "datatypes" adds INT64 [-1, -1]); its
-// parameters give the task "sequence_classification", input_datatypes,
-// max_length, classes and class_names, the vocabulary by token id, the
-// tokenizer, the kind, width and depth, default_outputs and sha256 (the
-// file's digest). A batch worker's batch holds up to MaxBatchRows
+// 400 (INVALID_ARGUMENT) naming the sequence; more than MaxRows sequences,
+// or more than MaxSequenceValues token ids counted as the sequences times
+// the longest, 413 (RESOURCE_EXHAUSTED); transform is 400. The
+// metadata's input is BYTES [-1] (its parameter "datatypes" adds INT64
+// [-1, -1]); its parameters give the task "sequence_classification",
+// input_datatypes, max_length, classes and class_names, the vocabulary by
+// token id, the tokenizer, the kind, width and depth, default_outputs and
+// sha256 (the file's digest). A batch worker's batch holds up to MaxBatchRows
 // sequences, scored in forward passes of the model's scorer
 // (seqmodel.Scorer: min(BatchWorkers, GOMAXPROCS) passes at once within
 // Config.SequenceMemory); a sequence's answer does not depend on the

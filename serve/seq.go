@@ -22,6 +22,11 @@ import (
 // BYTES is the V2 data type of strings: a sequence model's input as text.
 const BYTES = "BYTES"
 
+// MaxSequenceValues bounds a sequence-model request's sequences times its
+// longest sequence (2²⁴ token ids, 128 MiB as the job's float64 rows):
+// MaxRows sequences of up to 1024 tokens, fewer of longer ones.
+const MaxSequenceValues = 1 << 24
+
 // TaskSequenceClassification is the task a sequence model's metadata
 // names.
 const TaskSequenceClassification = "sequence_classification"
@@ -505,12 +510,20 @@ func (g *grpcService) inferSeq(ctx context.Context, a *arrival, e *entry, sn *sn
 // inferSeq scores the sequences (checked) against version sn through the
 // model's batch queue and returns the outputs outs: the label and scores
 // from the logits, the probabilities their softmax. The sequences travel
-// as the rows of the job's matrix, their ids padded with 0 to the model's
-// length (exact in float64). It ends the request's arrival when the job
-// is queued.
+// as the rows of the job's matrix, their ids (exact in float64) padded
+// with 0 to the longest of the request, at most MaxSequenceValues of
+// them (413 beyond). It ends the request's arrival when the job is
+// queued.
 func (s *Server) inferSeq(ctx context.Context, a *arrival, sn *snapshot, seqs [][]int32, outs []string) (*result, *apiError) {
-	L := sn.seq.m.MaxLength()
-	x := mat.NewDense(len(seqs), L, nil)
+	w := 1
+	for _, q := range seqs {
+		w = max(w, len(q))
+	}
+	if n, err := limits.Mul(len(seqs), w); err != nil || n > MaxSequenceValues {
+		return nil, errorf(http.StatusRequestEntityTooLarge, kindTooManyRows, "%d sequences of up to %d tokens are over the limit of %d token ids a request (MaxSequenceValues)",
+			len(seqs), w, MaxSequenceValues)
+	}
+	x := mat.NewDense(len(seqs), w, nil)
 	for i, q := range seqs {
 		row := x.RawRowView(i)
 		for t, id := range q {
@@ -556,12 +569,12 @@ func (s *Server) computeSeq(e *entry, snap *snapshot, group []*job) {
 			}
 		}
 	}()
-	L := snap.seq.m.MaxLength()
-	n := 0
+	n, values := 0, 0
 	for _, j := range group {
-		n += j.rows()
+		r, c := j.x.Dims()
+		n, values = n+r, values+r*c
 	}
-	ids := make([]int32, 0, n*L)
+	ids := make([]int32, 0, values) // at most half the bytes of the jobs' matrices
 	seqs := make([][]int32, 0, n)
 	for _, j := range group {
 		for i := range j.rows() {

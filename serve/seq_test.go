@@ -597,3 +597,32 @@ func seqE32(t testing.TB, d *seqData) float64 {
 	}
 	return e
 }
+
+// TestSeqRequestTooLarge: a request's sequences times its longest are
+// bounded by MaxSequenceValues before the job's rows are allocated (413),
+// for a model long enough to reach it (a Performer of length 2¹⁴: 1025
+// sequences, one of them 2¹⁴ tokens long); 1024 of them pass the bound.
+func TestSeqRequestTooLarge(t *testing.T) {
+	const length = 1 << 14
+	tr, err := train.New(train.Config{Model: nn.ModelConfig{Kind: nn.KindPerformer, Vocab: tasks.VocabSize, Classes: tasks.Classes,
+		Length: length, Width: 4, Depth: 1, Heads: 1, Hidden: 4, Features: 4}, Steps: 0, Batch: 1, LR: 1e-3, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := tr.Export()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, base := start(t, Config{Models: []ModelSpec{{Name: "long", Sequence: m}}})
+	long := strings.TrimSpace(strings.Repeat("7 ", length))
+	for _, c := range []struct {
+		n    int
+		code int
+	}{{MaxSequenceValues/length + 1, http.StatusRequestEntityTooLarge}, {2, http.StatusOK}} {
+		texts := append(slices.Repeat([]string{"1"}, c.n-1), long)
+		code, body := call(t, http.MethodPost, base+"/v2/models/long/infer", seqBody(BYTES, []int{c.n}, texts, nil))
+		if code != c.code || (code == 413 && !strings.Contains(errorBody(t, body), "over the limit of 16777216 token ids")) {
+			t.Errorf("%d sequences, one of %d tokens: %d %.200s", c.n, length, code, body)
+		}
+	}
+}
