@@ -212,22 +212,29 @@ func (p *ParquetReader) ReadBatch(max int) (*Batch, error) {
 		b.Targets = mat.NewDense(n, k, nil)
 		ts = b.Targets.RawMatrix().Data
 	}
-	fj := 0
-	for i, c := range p.cols {
-		var err error
-		switch {
-		case i == p.label:
-			err = p.take(c, n, b.Y, 0, 1)
-		case i == p.weight:
-			err = p.take(c, n, b.Weights, 0, 1)
-		case p.isTarget(i):
-			err = p.take(c, n, ts, p.target[i], k)
-		default:
-			err = p.take(c, n, xs, fj, width)
-			fj++
-		}
-		if err != nil {
-			return nil, err
+	// Rows are filled in blocks of about 1 MiB, a column at a time, so
+	// that the strided writes of a column stay in the cache instead of
+	// walking the whole matrix once per column.
+	block := 1 + (1<<17)/(width+k+2)
+	for lo := 0; lo < n; lo += block {
+		m := min(block, n-lo)
+		fj := 0
+		for i, c := range p.cols {
+			var err error
+			switch {
+			case i == p.label:
+				err = p.take(c, m, b.Y, lo, 1)
+			case i == p.weight:
+				err = p.take(c, m, b.Weights, lo, 1)
+			case p.isTarget(i):
+				err = p.take(c, m, ts, lo*k+p.target[i], k)
+			default:
+				err = p.take(c, m, xs, lo*width+fj, width)
+				fj++
+			}
+			if err != nil {
+				return nil, err
+			}
 		}
 	}
 	p.done += n64

@@ -8,6 +8,7 @@ import (
 
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
+	"github.com/pierrec/lz4/v4"
 
 	"github.com/kernelkit/kernelkit/internal/limits"
 )
@@ -221,8 +222,10 @@ func checkParquetFooter(r io.ReaderAt, size int64) error {
 // inside the chunk, its values are at most the row group's rows (and sum
 // to them), its uncompressed size is at most 16 bytes a value and 64 KiB
 // (what the encodings of numbers and their levels take, with room to
-// spare), and a Snappy page's stated length is its uncompressed size, so
-// that the library allocates for the pages no more than the data need.
+// spare), a Snappy page's stated length is its uncompressed size, and an
+// LZ4 page decompresses within it, so that the library allocates for the
+// pages no more than the data need. (The library's LZ4 decoder doubles its
+// buffer on any error, without end for a damaged block.)
 func checkChunk(r io.ReaderAt, size int64, cc *format.ColumnChunk, rows int64) error {
 	if cc.FilePath != "" {
 		return fmt.Errorf("the column chunk is in another file (%s); kernelkit reads single-file Parquet", quote(cc.FilePath))
@@ -248,8 +251,9 @@ func checkChunk(r io.ReaderAt, size int64, cc *format.ColumnChunk, rows int64) e
 		if comp < 0 || uncomp < 0 || comp > end-off-int64(hlen) {
 			return fmt.Errorf("page at offset %d: %d bytes do not fit in the column chunk", off, comp)
 		}
-		var n int64 // values the page declares
-		payload := off + int64(hlen)
+		var n int64                  // values the page declares
+		payload := off + int64(hlen) // where the compressed bytes start (−1: none)
+		compLen := comp              // how many there are
 		switch hdr.Type {
 		case format.DataPage:
 			if !hdr.DataPageHeader.Valid {
@@ -267,9 +271,9 @@ func checkChunk(r io.ReaderAt, size int64, cc *format.ColumnChunk, rows int64) e
 				return fmt.Errorf("data page at offset %d: levels of %d bytes or %d nulls do not fit in its %d bytes and %d values", off, levels, v.NumNulls, comp, n)
 			}
 			if v.IsCompressed.Valid && !v.IsCompressed.V {
-				payload = -1 // not compressed: no Snappy length to check
+				payload = -1 // not compressed
 			} else {
-				payload += levels
+				payload, compLen = payload+levels, comp-levels
 			}
 		case format.DictionaryPage:
 			if !hdr.DictionaryPageHeader.Valid {
@@ -293,8 +297,15 @@ func checkChunk(r io.ReaderAt, size int64, cc *format.ColumnChunk, rows int64) e
 			}
 			values += n
 		}
-		if md.Codec == format.Snappy && payload >= 0 && comp > 0 {
-			if err := checkSnappy(r, payload, end, uncomp); err != nil {
+		if payload >= 0 && compLen > 0 {
+			var err error
+			switch md.Codec {
+			case format.Snappy:
+				err = checkSnappy(r, payload, end, uncomp)
+			case format.Lz4Raw:
+				err = checkLZ4(r, payload, compLen, uncomp)
+			}
+			if err != nil {
 				return fmt.Errorf("page at offset %d: %w", off, err)
 			}
 		}
@@ -346,6 +357,21 @@ func checkSnappy(r io.ReaderAt, off, end, want int64) error {
 	got, n := binary.Uvarint(s)
 	if n <= 0 || got != uint64(want) {
 		return fmt.Errorf("the Snappy block's length is not the page's uncompressed size %d", want)
+	}
+	return nil
+}
+
+// checkLZ4 checks that the LZ4 block of n bytes at off decompresses into
+// at most want bytes: the library retries a block that does not with
+// twice the buffer, whatever the error, so a damaged block would take
+// all memory.
+func checkLZ4(r io.ReaderAt, off, n, want int64) error {
+	src := make([]byte, n)
+	if _, err := r.ReadAt(src, off); err != nil {
+		return err
+	}
+	if _, err := lz4.UncompressBlock(src, make([]byte, want)); err != nil {
+		return fmt.Errorf("the LZ4 block does not decompress into the page's uncompressed size %d: %v", want, err)
 	}
 	return nil
 }

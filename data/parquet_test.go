@@ -409,3 +409,53 @@ func TestWriteParquet(t *testing.T) {
 		t.Error("a duplicate column name accepted")
 	}
 }
+
+// TestParquetLZ4 (issue 38): LZ4_RAW pages read; a damaged LZ4 page is
+// refused by checkChunk (the library's decoder would double its buffer
+// without end) with an error naming the row group and column.
+func TestParquetLZ4(t *testing.T) {
+	type row struct {
+		A float64 `parquet:"a"`
+		L int64   `parquet:"label"`
+	}
+	rows := make([]row, 500)
+	for i := range rows {
+		rows[i] = row{float64(i % 7), int64(i % 2)}
+	}
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[row](&buf, parquet.Compression(&parquet.Lz4Raw))
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	ds, err := ReadParquet(bytes.NewReader(b), int64(len(b)), CSVOptions{})
+	if err != nil || ds.Rows() != 500 || ds.X.At(499, 0) != 499%7 {
+		t.Fatalf("LZ4 file: %v", err)
+	}
+	pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := pf.Metadata().RowGroups[0].Columns[0].MetaData
+	if md.Codec != format.Lz4Raw {
+		t.Fatalf("codec %v", md.Codec)
+	}
+	start := md.DataPageOffset
+	if md.DictionaryPageOffset != 0 {
+		start = md.DictionaryPageOffset
+	}
+	hlen, err := checkThrift(b[start:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := start + int64(hlen); i < start+md.TotalCompressedSize; i++ {
+		b[i] = 0xff
+	}
+	_, err = ReadParquet(bytes.NewReader(b), int64(len(b)), CSVOptions{})
+	if err == nil || !strings.Contains(err.Error(), `row group 1, column "a", row 1:`) || !strings.Contains(err.Error(), "LZ4 block") {
+		t.Errorf("damaged LZ4 page: %v", err)
+	}
+}
