@@ -14,6 +14,7 @@ import (
 
 	"github.com/kernelkit/kernelkit/calibrate"
 	"github.com/kernelkit/kernelkit/internal/limits"
+	"github.com/kernelkit/kernelkit/model"
 	"github.com/kernelkit/kernelkit/seqmodel"
 	"github.com/kernelkit/kernelkit/tasks"
 )
@@ -92,13 +93,8 @@ func (o *predictOptions) runSeq(cmd *cobra.Command) error {
 	probs := seqmodel.Probabilities(z, k)
 	pred := seqmodel.Labels(z, k)
 	header := "prediction"
-	if o.scores {
-		for j := range k {
-			header += ",score" + strconv.Itoa(j)
-		}
-		for j := range k {
-			header += ",prob" + strconv.Itoa(j)
-		}
+	if o.scores { // in linear time, as ridge predictions' (model.AppendClassColumns)
+		header = string(model.AppendClassColumns(model.AppendClassColumns([]byte(header), "score", k), "prob", k))
 	}
 	if err := writeOut(cmd, o.out, func(w io.Writer) error {
 		return writeRows(commandContext(cmd), w, header, n, func(b []byte, i int) []byte {
