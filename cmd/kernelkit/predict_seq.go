@@ -156,7 +156,9 @@ func readSeqRows(path, format string, m *seqmodel.Model) (rows seqRows, err erro
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), tasks.MaxLineBytes)
 	src, tgt, fields := -1, -1, 0
+	read := 0 // lines read
 	for line := 1; sc.Scan(); line++ {
+		read = line
 		text := strings.TrimSuffix(sc.Text(), "\r")
 		if line == 1 {
 			text = strings.TrimPrefix(text, "\ufeff")
@@ -213,6 +215,9 @@ func readSeqRows(path, format string, m *seqmodel.Model) (rows seqRows, err erro
 		rows.seqs = append(rows.seqs, ids)
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = &tasks.LineTooLongError{Line: read + 1}
+		}
 		return rows, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(rows.seqs) == 0 {

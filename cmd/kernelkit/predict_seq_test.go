@@ -164,6 +164,7 @@ func TestPredictSeqBadInput(t *testing.T) {
 		{"no Source column", "a\tb\n", "lacks a Source column", []string{"--format", "tsv"}},
 		{"csv format", "1 2\n", "--format \"csv\"", []string{"--format", "csv"}},
 		{"label", "1 2\n", "--label and --weight-column apply to ridge models", []string{"--label", "y"}},
+		{"line over 4 MiB", "[MAX 1 2 ]\n" + strings.Repeat("1 ", 3<<20) + "\n", "line 2 is longer than the limit of 4 MiB", nil},
 	} {
 		path := filepath.Join(dir, "bad.txt")
 		if err := os.WriteFile(path, []byte(c.data), 0o644); err != nil {
