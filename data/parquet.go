@@ -75,7 +75,11 @@ func NewParquetReader(r io.ReaderAt, size int64, opt CSVOptions) (*ParquetReader
 	if err := checkParquetFooter(r, size); err != nil {
 		return nil, fmt.Errorf("data: Parquet: %w", err)
 	}
-	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(64<<10))
+	var f *parquet.File
+	err := safely(func() (err error) {
+		f, err = parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(64<<10))
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("data: Parquet: %w", err)
 	}
@@ -88,7 +92,7 @@ func NewParquetReader(r io.ReaderAt, size int64, opt CSVOptions) (*ParquetReader
 	for i, c := range fields {
 		header[i] = c.Name()
 		pc := &pqColumn{name: c.Name(), index: i, group: -1}
-		if err := pc.setType(c); err != nil {
+		if err := safely(func() error { return pc.setType(c) }); err != nil {
 			return nil, fmt.Errorf("data: Parquet row group 1, column %s, row 1: %w", quote(c.Name()), err)
 		}
 		p.cols = append(p.cols, pc)
@@ -277,14 +281,18 @@ func (p *ParquetReader) nextPage(c *pqColumn) error {
 			}
 			continue
 		}
-		page, err := c.pages.ReadPage()
+		var page parquet.Page
+		err := safely(func() (err error) {
+			page, err = c.pages.ReadPage()
+			return err
+		})
 		if err == io.EOF {
 			return c.fail(c.group, c.row, "the column chunk ends %d values before the row group's end", c.left)
 		}
 		if err != nil {
 			return c.fail(c.group, c.row, "%v", err)
 		}
-		err = c.load(page)
+		err = safely(func() error { return c.load(page) })
 		parquet.Release(page)
 		if err != nil {
 			return c.fail(c.group, c.row+int64(c.off), "%v", err)
@@ -317,7 +325,9 @@ func (p *ParquetReader) nextChunk(c *pqColumn) error {
 	if err := checkChunk(p.r, p.size, &p.meta.RowGroups[c.group].Columns[c.index], rows); err != nil {
 		return c.fail(c.group, c.row, "%v", err)
 	}
-	c.pages = p.groups[c.group].ColumnChunks()[c.index].Pages()
+	if err := safely(func() error { c.pages = p.groups[c.group].ColumnChunks()[c.index].Pages(); return nil }); err != nil {
+		return c.fail(c.group, c.row, "%v", err)
+	}
 	c.left = rows
 	c.vals, c.off = c.vals[:0], 0
 	return nil
@@ -527,4 +537,16 @@ func (p *ParquetFile) ReadBatch(max int) (*Batch, error) {
 // Close releases the pages being read and closes the file.
 func (p *ParquetFile) Close() error {
 	return errors.Join(p.ParquetReader.Close(), p.f.Close())
+}
+
+// safely calls fn and returns its error, or an error for a panic of the
+// Parquet library on a damaged file (a slice out of range, a type it
+// cannot handle): the file's data must give an error, never a crash.
+func safely(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("damaged file (the Parquet library failed: %v)", r)
+		}
+	}()
+	return fn()
 }

@@ -459,3 +459,37 @@ func TestParquetLZ4(t *testing.T) {
 		t.Errorf("damaged LZ4 page: %v", err)
 	}
 }
+
+// TestParquetLibraryPanics (issue 38): files on which the Parquet library
+// panics (found by flipping single bytes of a fixture: a negative slice
+// bound while decoding, a MAP annotation on a leaf column) are refused
+// with an error naming the file, not a crash.
+func TestParquetLibraryPanics(t *testing.T) {
+	orig, err := os.ReadFile(filepath.Join(fixtures, "null.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		at   int
+		flip byte
+	}{{8633, 0x01}, {8657, 0x80}} {
+		b := append([]byte(nil), orig...)
+		b[c.at] ^= c.flip
+		path := filepath.Join(t.TempDir(), "p.parquet")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("byte %d ^ %#x: panic %v", c.at, c.flip, r)
+				}
+			}()
+			_, err = Open(path, OpenOptions{})
+		}()
+		if err == nil || !strings.HasPrefix(err.Error(), path+": data: Parquet") || !strings.Contains(err.Error(), "damaged file") {
+			t.Errorf("byte %d ^ %#x: %v", c.at, c.flip, err)
+		}
+	}
+}
