@@ -15,6 +15,21 @@
 // FitScalerWeighted and ScalerAccumulator.AddWeighted standardise with
 // the weights (an integer weight counts as that many copies of the row).
 //
+// # Parquet
+//
+// Parquet files (through github.com/parquet-go/parquet-go) are tables
+// with named columns, read as CSV files are: Open with Format "parquet"
+// (or "auto" and the extension .parquet or the magic bytes PAR1),
+// ReadParquet, and ParquetReader, which streams a page of each column at
+// a time, choose the label, weight and target columns with the same
+// matcher as the CSV reader. Columns are INT32, INT64 (signed or
+// unsigned), FLOAT, DOUBLE or BOOLEAN, required or optional; a null, a NaN
+// or an infinity, a nested column and any other type are refused in one
+// line naming the row group, the column and the row. The footer and the
+// page headers are checked before the library decodes them, so that the
+// sizes a file states are bounded by the file and the limits below.
+// WriteParquet writes INT64 and DOUBLE columns, for command outputs.
+//
 // # Numbers
 //
 // A cell of a CSV file, and a label or value of a LIBSVM file, is a plain
