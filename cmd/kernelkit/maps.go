@@ -50,17 +50,3 @@ func writeMaps(w io.Writer) error {
 	}
 	return tw.Flush()
 }
-
-// checkMap returns an error unless name is a symmetric map of the
-// registry, without the list of maps, which `kernelkit maps` prints, so
-// that the error stays one short line.
-func checkMap(name string) error {
-	e, err := catalog.Default().Lookup(name)
-	if err != nil {
-		return fmt.Errorf("unknown map %.40q; `kernelkit maps` names them", name)
-	}
-	if e.Asymmetric {
-		return fmt.Errorf("map %q is an asymmetric query/key pair, not a feature map for --map; `kernelkit maps` names them", e.Name)
-	}
-	return nil
-}

@@ -268,7 +268,8 @@ func newTransform() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	fl := cmd.Flags()
-	o.feat.bind(fl, dim)
+	o.feat.Bind(fl, dim.shared())
+	adaptDomains(fl)
 	o.bind(fl, "use this model's scaler and feature map", "name of a label column to drop")
 	fl.BoolVar(&o.scaled, "scaled", false, "write row-scaled features and a log_scale column (exponential maps never overflow)")
 	fl.StringVar(&o.device, "device", device.Host, deviceUsage("the features"))
@@ -278,7 +279,7 @@ func newTransform() *cobra.Command {
 func (o *transformOptions) run(cmd *cobra.Command) error {
 	var z *mat.Dense
 	var logScale []float64
-	if o.model != "" && o.feat.mapName != "" {
+	if o.model != "" && o.feat.MapName != "" {
 		return errors.New("--model brings its own feature map; drop --map")
 	}
 	if o.model != "" && cmd.Flags().Changed("temperature") {
@@ -287,7 +288,7 @@ func (o *transformOptions) run(cmd *cobra.Command) error {
 	var dev *device.Device
 	if o.device != device.Host {
 		var err error
-		if dev, err = openDevice(o.device, o.feat.float32); err != nil {
+		if dev, err = openDevice(o.device, o.feat.Float32); err != nil {
 			return err
 		}
 	}
@@ -312,7 +313,7 @@ func (o *transformOptions) run(cmd *cobra.Command) error {
 		if err != nil {
 			return err
 		}
-		if err := transformMemory(ds.Rows(), ds.Cols(), o.feat.features).Check(memoryBudget(cmd), "--max-memory"); err != nil {
+		if err := transformMemory(ds.Rows(), ds.Cols(), o.feat.Features).Check(memoryBudget(cmd), "--max-memory"); err != nil {
 			return err
 		}
 		mp, err := o.newMap(cmd.Flags(), ds)
@@ -331,7 +332,7 @@ func (o *transformOptions) run(cmd *cobra.Command) error {
 		if o.scaled {
 			st, ok := mp.(features.ScaledTransformer)
 			if !ok {
-				return fmt.Errorf("--scaled needs a map with log-scales; %.40q has none", o.feat.mapName)
+				return fmt.Errorf("--scaled needs a map with log-scales; %.40q has none", o.feat.MapName)
 			}
 			logScale, err = st.TransformScaled(z, ds.X)
 		} else if err = mp.Transform(z, ds.X); errors.Is(err, features.ErrOverflow) {
@@ -373,19 +374,19 @@ func (o *transformOptions) run(cmd *cobra.Command) error {
 // from --kernel/--form, or the registry's --map, whose data-dependent maps
 // (Nyström) take their landmarks from these rows.
 func (o *transformOptions) newMap(fl *pflag.FlagSet, ds *data.Dataset) (features.Transformer, error) {
-	if o.feat.mapName == "" {
-		fc, err := o.feat.config(fl, ds.Cols())
+	if o.feat.MapName == "" {
+		fc, err := o.feat.Config(fl, ds.Cols())
 		if err != nil {
 			return nil, err
 		}
 		return features.Draw(fc, ds.Cols())
 	}
-	opt, err := o.feat.mapOptions(fl, ds.Cols())
+	opt, err := o.feat.MapOptions(fl, ds.Cols())
 	if err != nil {
 		return nil, err
 	}
 	opt.Data = ds.X
-	return catalog.Default().Map(o.feat.mapName, opt)
+	return catalog.Default().Map(o.feat.MapName, opt)
 }
 
 // writeRows writes a header line and the n lines that row appends to a
