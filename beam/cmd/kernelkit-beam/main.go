@@ -1,11 +1,15 @@
 // Command kernelkit-beam fits kernelkit models on Apache Beam, over
 // training sets sharded into many files, and predicts with them in batch.
 //
-//	kernelkit-beam fit --input 'shards/*.csv' --model m.kk [flags]
+//	kernelkit-beam fit --train 'shards/*.csv' --model m.kk [flags]
 //	kernelkit-beam predict --model m.kk --input 'rows/*.csv' --out-dir preds/
 //
-// fit takes the flags of `kernelkit fit` (with --input, a glob, for
-// --train) and prints the same report; --runner picks the Beam runner:
+// fit takes the flags of `kernelkit fit`, bound from the same definition
+// (internal/fitflags), with --train (or --input) a glob of the training
+// files, and prints the same report; an option a Beam fit cannot do
+// (--stream, --exact, --device, --weight-column, --targets, --gamma scale,
+// --format parquet) is refused in one line, and docs/beam.md tables them.
+// --runner picks the Beam runner:
 // prism (default) or direct run in this process, universal/portable,
 // flink, spark and dataflow submit a job (see the kkbeam package
 // documentation for the flags each needs). Beam's own flags (--endpoint,
@@ -41,11 +45,14 @@ import (
 	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/catalog"
 	"github.com/kernelkit/kernelkit/data"
+	"github.com/kernelkit/kernelkit/device"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/internal/atomicfile"
+	"github.com/kernelkit/kernelkit/internal/fitflags"
+	"github.com/kernelkit/kernelkit/internal/flagdomain"
+	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/model"
 	"github.com/kernelkit/kernelkit/report"
-	"github.com/kernelkit/kernelkit/sampler"
 )
 
 func init() {
@@ -53,7 +60,7 @@ func init() {
 }
 
 const usage = `usage:
-  kernelkit-beam fit --input GLOB [--model m.kk] [--test B.csv] [flags]
+  kernelkit-beam fit --train GLOB [--model m.kk] [--test B.csv] [flags]
   kernelkit-beam predict --model m.kk --input GLOB --out-dir DIR [flags]
 Run kernelkit-beam fit -h or predict -h for the flags.`
 
@@ -96,7 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		beam.Init() // runs the harness and exits
 		return errors.New("kernelkit-beam: the Beam harness returned")
 	}
-	fs := flag.NewFlagSet("kernelkit-beam "+args[0], flag.ContinueOnError)
+	fs := pflag.NewFlagSet("kernelkit-beam "+args[0], pflag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported in one line; -h prints usage
 	var cmd func(context.Context, io.Writer, io.Writer) error
 	switch args[0] {
@@ -114,12 +121,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("unknown command %q (want fit or predict; kernelkit-beam help lists them)", args[0])
 	}
-	own := map[string]bool{}
-	fs.VisitAll(func(f *flag.Flag) { own[f.Name] = true })
-	forwardBeamFlags(fs)
+	own := fs.FlagUsages()
+	beamFlags := forwardBeamFlags(fs)
 	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return printUsage(stdout, fs, own)
+		if errors.Is(err, pflag.ErrHelp) {
+			_, err := fmt.Fprintf(stdout, "Usage of %s:\n%sBeam's runner and pipeline flags are accepted too: %s\n", fs.Name(), own, strings.Join(beamFlags, " "))
+			return err
 		}
 		return err
 	}
@@ -131,71 +138,38 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return cmd(ctx, stdout, stderr)
 }
 
-// printUsage prints the command's own flags, then names Beam's.
-func printUsage(w io.Writer, fs *flag.FlagSet, own map[string]bool) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Usage of %s:\n", fs.Name())
-	fs.SetOutput(&b)
-	var beamFlags []string
-	fs.VisitAll(func(f *flag.Flag) {
-		if !own[f.Name] {
-			beamFlags = append(beamFlags, "--"+f.Name)
-			return
-		}
-		name, usage := flag.UnquoteUsage(f)
-		fmt.Fprintf(&b, "  --%s %s\n    \t%s", f.Name, name, strings.ReplaceAll(usage, "\n", "\n    \t"))
-		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "[]" {
-			fmt.Fprintf(&b, " (default %s)", f.DefValue)
-		}
-		b.WriteByte('\n')
-	})
-	fmt.Fprintf(&b, "Beam's runner and pipeline flags are accepted too: %s\n", strings.Join(beamFlags, " "))
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
 // forwardBeamFlags adds to fs every flag of the process-wide set (Beam's
 // runner, job and pipeline options) that fs does not define, setting it
-// there, so that Beam sees it set and exports it to the workers.
-func forwardBeamFlags(fs *flag.FlagSet) {
+// there, so that Beam sees it set and exports it to the workers. It
+// returns their names.
+func forwardBeamFlags(fs *pflag.FlagSet) []string {
+	var names []string
 	flag.CommandLine.VisitAll(func(f *flag.Flag) {
 		if fs.Lookup(f.Name) != nil {
 			return
 		}
-		fw := forward{f}
+		names = append(names, "--"+f.Name)
+		fw := forward{f: f, kind: "string"}
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			fs.Var(boolForward{fw}, f.Name, f.Usage)
-			return
+			fw.kind = "bool"
 		}
 		fs.Var(fw, f.Name, f.Usage)
+		if fw.kind == "bool" {
+			fs.Lookup(f.Name).NoOptDefVal = "true"
+		}
 	})
+	return names
 }
 
-type forward struct{ f *flag.Flag }
-
-func (p forward) String() string {
-	if p.f == nil {
-		return ""
-	}
-	return p.f.Value.String()
+// forward is a flag of the process-wide set seen from a pflag set.
+type forward struct {
+	f    *flag.Flag
+	kind string
 }
+
+func (p forward) String() string     { return p.f.Value.String() }
+func (p forward) Type() string       { return p.kind }
 func (p forward) Set(v string) error { return flag.CommandLine.Set(p.f.Name, v) }
-
-type boolForward struct{ forward }
-
-// pflagValue is a pflag value as a standard flag; its zero value prints
-// empty, as package flag's usage needs.
-type pflagValue struct{ v pflag.Value }
-
-func (p pflagValue) String() string {
-	if p.v == nil {
-		return ""
-	}
-	return p.v.String()
-}
-func (p pflagValue) Set(s string) error { return p.v.Set(s) }
-
-func (boolForward) IsBoolFlag() bool { return true }
 
 // runFlags are the Beam run's flags, shared by fit and predict.
 type runFlags struct {
@@ -203,11 +177,11 @@ type runFlags struct {
 	chunk                      int
 }
 
-func (r *runFlags) bind(fl *flag.FlagSet) {
+func (r *runFlags) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&r.statsDir, "stats-dir", "", "where workers leave each pass's statistics for this program: a location both reach (gs://bucket/tmp); default a local temporary directory (direct and prism only)")
 	fl.StringVar(&r.blas, "blas", "auto", "BLAS backend of the driver and the workers: auto (OpenBLAS if installed, else pure Go), openblas or gonum")
 	fl.StringVar(&r.deadLetter, "dead-letter", "", "write bad rows to this CSV file (file,line,error,text) and go on without them; without it a bad row fails the run with its file and line")
-	fl.IntVar(&r.chunk, "chunk", 2048, "rows per batch")
+	flagdomain.IntVar(fl, &r.chunk, "chunk", 2048, flagdomain.IntRange(1, maxChunk), "rows per batch")
 }
 
 func (r *runFlags) options() kkbeam.RunOptions {
@@ -218,70 +192,110 @@ func (r *runFlags) options() kkbeam.RunOptions {
 	return kkbeam.RunOptions{Runner: runner, StatsDir: r.statsDir, BLAS: r.blas, Chunk: r.chunk}
 }
 
+// maxChunk is the most rows of a batch.
+const maxChunk = 1 << 20
+
+// fitOptions are kernelkit fit's flags (fitflags.Options, --train a glob
+// of the training files) and the Beam run's.
 type fitOptions struct {
-	kernel, form, sampler                 string
-	gamma, lambda                         float64
-	features, folds, fanout               int
-	seed                                  uint64
-	float32                               bool
-	input, test, label, format, task, sel string
-	modelPath                             string
-	noStd, json, reshuffle, calibrate     bool
-	grid                                  *[]float64
-	gammaSet                              bool
-	rf                                    runFlags
-	flags                                 *flag.FlagSet
+	fitflags.Options
+	input     string // --input: --train's other name
+	grid      []float64
+	fanout    int
+	reshuffle bool
+	rf        runFlags
+	flags     *pflag.FlagSet
 }
 
-func (o *fitOptions) bind(fl *flag.FlagSet) {
+func (o *fitOptions) bind(fl *pflag.FlagSet) {
 	o.flags = fl
-	fl.StringVar(&o.input, "input", "", "training files: a glob of CSV (header row, label by --label or last) or LIBSVM files")
-	fl.StringVar(&o.test, "test", "", "test data (one local file, read in memory) to report accuracy or RMSE and the Gram error on")
-	fl.StringVar(&o.label, "label", "", "name of the label column (default: last)")
-	fl.StringVar(&o.format, "format", "auto", "data format: auto, csv or libsvm")
-	fl.StringVar(&o.task, "task", "auto", "auto, classification or regression")
-	fl.Float64Var(&o.lambda, "lambda", 0.5, "ridge parameter λ")
-	fl.StringVar(&o.sel, "select", "", "choose λ from a grid: gcv or kfold")
-	fl.IntVar(&o.folds, "folds", 5, "folds for --select kfold and --calibrate")
-	fl.BoolVar(&o.calibrate, "calibrate", false, "fit Platt sigmoids on out-of-fold scores (--folds folds, stratified by class) in a third pipeline, as kernelkit fit --calibrate does (classification)")
-	// pflag's slice parser behind a standard flag, as Beam reads the
-	// standard flag set.
-	grid := pflag.NewFlagSet("grid", pflag.ContinueOnError)
-	o.grid = grid.Float64Slice("grid", nil, "")
-	fl.Var(pflagValue{grid.Lookup("grid").Value}, "grid", "λ grid for --select, comma-separated (default 1e-4,…,1e3, one per decade)")
-	fl.BoolVar(&o.noStd, "no-standardize", false, "do not standardise features")
-	fl.StringVar(&o.modelPath, "model", "", "write the fitted model to this file")
-	fl.BoolVar(&o.json, "json", false, "print one JSON object")
-	fl.StringVar(&o.kernel, "kernel", "rbf", "kernel: rbf, softmax, arccos0, arccos1 or arccos2")
-	fl.StringVar(&o.form, "form", "", "feature form (rbf: cos, sincos, positive, hyperbolic; softmax: positive, trig, hyperbolic)")
-	fl.Float64Var(&o.gamma, "gamma", 0, "RBF bandwidth γ in exp(-γ‖x-y‖²) (default 1/d)")
-	fl.IntVar(&o.features, "features", 512, "number of random features D")
-	fl.StringVar(&o.sampler, "sampler", "iid", "projection sampler: iid, orf, sorf, halton or truncated")
-	fl.Uint64Var(&o.seed, "seed", 0, "random seed")
-	fl.BoolVar(&o.float32, "float32", false, "compute the projection in single precision")
-	fl.IntVar(&o.fanout, "fanout", 0, "merge the D×D statistics in a tree of this many partial combines (0: one global combine)")
+	o.Bind(fl)
+	fl.Lookup("train").Usage = "training files: a glob of CSV (header row, label by --label or last) or LIBSVM files, in any of Beam's file systems"
+	fl.Lookup("test").Usage = "test data (one local file, read in memory) to report accuracy or RMSE and the Gram error on"
+	fl.StringVar(&o.input, "input", "", "the same as --train (a glob of the training files)")
+	flagdomain.FloatsVar(fl, &o.grid, "grid", nil, flagdomain.NonNegFloat, "λ grid for --select, comma-separated (default 1e-4,…,1e3, one per decade)")
+	flagdomain.IntVar(fl, &o.fanout, "fanout", 0, flagdomain.IntRange(1, limits.MaxCount).OrZero("one global combine"), "merge the D×D statistics in a tree of this many partial combines")
 	fl.BoolVar(&o.reshuffle, "reshuffle", false, "spread the parsed batches over all workers before computing features (for fewer files than workers)")
 	o.rf.bind(fl)
 }
 
+// refuse returns the one-line refusal of the first option a Beam fit
+// cannot do, or nil. Each names what kkbeam lacks (docs/beam.md).
+func (o *fitOptions) refuse() error {
+	switch {
+	case o.Stream:
+		return errors.New("--stream: a Beam fit always streams its files through the workers in passes; drop --stream")
+	case o.Exact:
+		return errors.New("--exact solves the n×n kernel system on one machine; a Beam fit fits random features (use kernelkit fit --exact)")
+	case o.Device != device.Host:
+		return fmt.Errorf("--device %.20s: Beam's workers accumulate on their own CPUs (a device accumulator belongs to one process); drop --device", o.Device)
+	case o.WeightColumn != "":
+		return errors.New("--weight-column: kkbeam reads the features and one label of each row, not a weight column (use kernelkit fit --weight-column)")
+	case len(o.Targets) > 0:
+		return errors.New("--targets: kkbeam reads one label column; multi-output regression is kernelkit fit's")
+	case o.Feat.GammaScale:
+		return errors.New("--gamma scale: kkbeam draws the feature map after the census pass, which has no pass for Var X of the standardised rows; give --gamma a number")
+	case o.Format == "parquet":
+		return errors.New("--format parquet: kkbeam reads CSV and LIBSVM files")
+	}
+	return nil
+}
+
+// fitOptions returns kkbeam's options of the flags: the model options of
+// kernelkit fit's model.Job (fitflags.Options.Job: λ, selection, folds,
+// standardisation, calibration, class weights, and --float32 for the
+// statistics as well as the projection) and the map of --kernel … or
+// --map, drawn on the driver for the data's width.
+func (o *fitOptions) fitOptions() (kkbeam.FitOptions, error) {
+	if o.input != "" {
+		if o.Train != "" {
+			return kkbeam.FitOptions{}, errors.New("--input is --train's other name; give one")
+		}
+		o.Train = o.input
+	}
+	if o.Train == "" {
+		return kkbeam.FitOptions{}, errors.New("--train (or --input) is required")
+	}
+	if err := o.Check(); err != nil {
+		return kkbeam.FitOptions{}, err
+	}
+	if err := o.refuse(); err != nil {
+		return kkbeam.FitOptions{}, err
+	}
+	job := o.Job()
+	mo := job.Model
+	var err error
+	if mo.Task, err = model.ParseTask(o.Task, nil); err != nil {
+		return kkbeam.FitOptions{}, err
+	}
+	mo.Grid = o.grid
+	ro := o.rf.options()
+	ro.Fanout, ro.Reshuffle = o.fanout, o.reshuffle
+	return kkbeam.FitOptions{Input: o.Train, Format: o.Format, Label: o.Label, Model: mo, MapFor: o.mapFor,
+		DeadLetter: o.rf.deadLetter, Run: ro}, nil
+}
+
 // mapFor returns the feature map of the flags for d input columns (γ = 1/d
-// unless --gamma is given), drawn once here from the seed.
+// unless --gamma is given), drawn once here from the seed: kernelkit fit's
+// --kernel/--form map, or the registry's --map (data-independent maps
+// only: the driver holds no training rows).
 func (o *fitOptions) mapFor(d int) (features.Transformer, error) {
-	s, err := sampler.ByName(o.sampler)
+	if o.Feat.MapName == "" {
+		c, err := o.Feat.Config(o.flags, d)
+		if err != nil {
+			return nil, err
+		}
+		return features.New(c, d)
+	}
+	opt, err := o.Feat.MapOptions(o.flags, d)
 	if err != nil {
 		return nil, err
 	}
-	g := o.gamma
-	if !o.gammaSet {
-		g = 1 / float64(d)
-	} else if !(g > 0) {
-		return nil, fmt.Errorf("--gamma must be positive, got %v", g)
+	t, err := catalog.Default().Map(o.Feat.MapName, opt)
+	if err != nil {
+		return nil, fmt.Errorf("--map %s: %w (a Beam fit draws its map on the driver, which holds no training rows for a data-dependent map)", o.Feat.MapName, err)
 	}
-	if o.features <= 0 {
-		return nil, fmt.Errorf("--features must be positive, got %d", o.features)
-	}
-	return features.New(features.Config{Kernel: o.kernel, Form: o.form, Gamma: g, Features: o.features,
-		Sampler: s, Seed: o.seed, Float32: o.float32}, d)
+	return t, nil
 }
 
 // beamInfo is the record of the Beam run added to kernelkit fit's report.
@@ -297,49 +311,32 @@ type beamInfo struct {
 }
 
 func (o *fitOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
-	o.flags.Visit(func(f *flag.Flag) {
-		if f.Name == "gamma" {
-			o.gammaSet = true
-		}
-	})
-	if o.input == "" {
-		return errors.New("--input is required")
+	fo, err := o.fitOptions()
+	if err != nil {
+		return err
 	}
-	if o.lambda < 0 {
-		return fmt.Errorf("--lambda must be non-negative, got %v", o.lambda)
-	}
-	var task model.Task
-	if o.task != "auto" {
-		t, err := model.ParseTask(o.task, nil)
-		if err != nil {
-			return err
-		}
-		task = t
-	}
-	ro := o.rf.options()
-	ro.Fanout, ro.Reshuffle = o.fanout, o.reshuffle
+	ro := fo.Run
 	if err := kkbeam.UseBLAS(ro.BLAS); err != nil {
 		return err
 	}
-	res, err := kkbeam.Fit(ctx, kkbeam.FitOptions{Input: o.input, Format: o.format, Label: o.label,
-		Model:  model.Options{Task: task, Lambda: o.lambda, Select: o.sel, Grid: *o.grid, Folds: o.folds, Standardize: !o.noStd, Calibrate: o.calibrate},
-		MapFor: o.mapFor, DeadLetter: o.rf.deadLetter, Run: ro})
+	res, err := kkbeam.Fit(ctx, fo)
 	if err != nil {
 		return err
 	}
 	m := res.Model
-	r, err := fitReport(m, o.test, o.format, res)
+	r, err := fitReport(m, o.Test, o.Format, res)
 	if err != nil {
 		return err
 	}
-	if o.modelPath != "" {
-		if err := atomicfile.Write(o.modelPath, m.Save); err != nil {
+	r.Map = o.Feat.MapName
+	if o.Model != "" {
+		if err := atomicfile.Write(o.Model, m.Save); err != nil {
 			return err
 		}
 	}
 	info := beamInfo{Runner: ro.Runner, Files: res.Files, BadRows: res.Bad, Pass1Seconds: res.Pass1.Seconds(),
 		Pass2Seconds: res.Pass2.Seconds(), SolveSeconds: res.Solve.Seconds(), Pass3Seconds: res.Pass3.Seconds(), StatsBytes: res.StatsBytes}
-	if o.json {
+	if o.JSON {
 		return report.JSON(stdout, struct {
 			*model.JobResult
 			Beam beamInfo `json:"beam"`
@@ -348,15 +345,15 @@ func (o *fitOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	text := r.Text()
 	text += fmt.Sprintf("beam            %s runner, %d files, %d bad rows; pass 1 %.3f s, pass 2 %.3f s, solve %.3f s",
 		info.Runner, info.Files, info.BadRows, info.Pass1Seconds, info.Pass2Seconds, info.SolveSeconds)
-	if o.calibrate {
+	if o.Calibrate {
 		text += fmt.Sprintf(", pass 3 (calibration) %.3f s", info.Pass3Seconds)
 	}
 	text += "\n"
 	if o.rf.deadLetter != "" {
 		text += fmt.Sprintf("bad rows written to %s\n", o.rf.deadLetter)
 	}
-	if o.modelPath != "" {
-		text += "model written to " + o.modelPath + "\n"
+	if o.Model != "" {
+		text += "model written to " + o.Model + "\n"
 	}
 	_, err = io.WriteString(stdout, text)
 	return err
@@ -412,7 +409,7 @@ type predictOptions struct {
 	rf                                      runFlags
 }
 
-func (o *predictOptions) bind(fl *flag.FlagSet) {
+func (o *predictOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.modelPath, "model", "", "model file written by fit --model")
 	fl.StringVar(&o.input, "input", "", "rows to predict: a glob of CSV or LIBSVM files")
 	fl.StringVar(&o.format, "format", "auto", "data format: auto, csv or libsvm")

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/model"
 )
@@ -110,8 +112,8 @@ func TestErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"fit"}, "--input is required"},
-		{[]string{"fit", "--input", "x", "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"fit"}, "--train (or --input) is required"},
+		{[]string{"fit", "--input", "x", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"fit", "--input", "nothing/*.csv"}, "no file matches nothing/*.csv"},
 		{[]string{"fit", "--input", "x", "--runner", "nope"}, `unknown runner "nope"`},
 		{[]string{"predict", "--model", "m"}, "--model, --input and --out-dir are required"},
@@ -125,13 +127,13 @@ func TestErrors(t *testing.T) {
 		}
 	}
 	for _, cmd := range []string{"fit", "predict"} {
-		fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+		fs := pflag.NewFlagSet(cmd, pflag.ContinueOnError)
 		if cmd == "fit" {
 			(&fitOptions{}).bind(fs)
 		} else {
 			(&predictOptions{}).bind(fs)
 		}
-		fs.VisitAll(func(f *flag.Flag) {
+		fs.VisitAll(func(f *pflag.Flag) {
 			if flag.CommandLine.Lookup(f.Name) != nil {
 				t.Errorf("%s --%s shadows a Beam flag", cmd, f.Name)
 			}
