@@ -32,6 +32,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -87,6 +88,10 @@ func oneLine(msg string) string {
 	return msg
 }
 
+// quietLogs sets Beam's log level once: Prism's goroutines of an earlier
+// run in this process (tests) may still read it.
+var quietLogs sync.Once
+
 // run executes one command. Beam reads its own flags (--runner,
 // --endpoint, …) from the process-wide flag set, which also carries them
 // to workers: the command's flag set forwards them there.
@@ -133,7 +138,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	beamlog.LogLevel = "warn" // not Prism's progress lines
+	quietLogs.Do(func() { beamlog.LogLevel = "warn" }) // not Prism's progress lines
 	beam.Init()
 	return cmd(ctx, stdout, stderr)
 }
