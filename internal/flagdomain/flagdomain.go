@@ -34,8 +34,8 @@ import (
 // reads or allocates anything, and a refusal names the flag, the value
 // and the valid set in one line. Zero is never a hidden default: it is
 // either inside the interval (a value like any other), declared with its
-// meaning, or refused. The flag-walking test (domain_test.go) finds every
-// flag through cobra and tries each domain's boundaries.
+// meaning, or refused. The flag-walking tests (cmd/kernelkit/domain_test.go) find every
+// flag through cobra and try each domain's boundaries.
 type Domain struct {
 	Lo, Hi         float64
 	LoOpen, HiOpen bool
