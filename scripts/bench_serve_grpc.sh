@@ -6,7 +6,7 @@
 # requests over REST with JSON data (rest-json), REST with the binary
 # tensor data extension (rest-binary: raw FP64 bytes in, binary outputs
 # back) and gRPC ModelInfer with raw_input_contents (grpc-raw) at 1 and 16
-# concurrent clients, with the same closed-loop driver (serve/loadtest
+# concurrent clients, with the same closed-loop driver (cmd/kernelkit-loadtest
 # --transports, DURATION per cell), then the in-process Classify rows/s on
 # the same rows as the ceiling. The server is stopped with SIGTERM and must
 # exit with status 0.
@@ -35,7 +35,7 @@ trap cleanup EXIT
 echo "== $(uptime)"
 echo "== $(nproc) CPUs, $(go version), $(date -u +%Y-%m-%d)"
 go build -o "$tmp/kernelkit" ./cmd/kernelkit
-go build -o "$tmp/loadtest" ./serve/loadtest
+go build -o "$tmp/loadtest" ./cmd/kernelkit-loadtest
 head -n 16001 data/letter.csv > "$tmp/train.csv"
 "$tmp/kernelkit" fit --train "$tmp/train.csv" --kernel rbf --gamma 0.0625 --features "$D" \
   --sampler iid --lambda 0.5 --seed 1 --model "$tmp/letter.kk" | tail -n 3

@@ -3,7 +3,7 @@
 # model (16000 training rows, standardised, RBF gamma = 1/16, D features,
 # lambda = 0.5, seed 1), serves it on a loopback port, and measures 1-row and
 # 256-row infer requests at several numbers of concurrent clients with the
-# vegeta-based serve/loadtest program (closed loop, DURATION per cell), then
+# vegeta-based cmd/kernelkit-loadtest program (closed loop, DURATION per cell), then
 # the in-process Classify rows/s on the same rows as the ceiling. The server
 # is stopped with SIGTERM and must exit with status 0.
 #
@@ -28,7 +28,7 @@ trap cleanup EXIT
 echo "== $(uptime)"
 echo "== $(nproc) CPUs, $(go version)"
 go build -o "$tmp/kernelkit" ./cmd/kernelkit
-go build -o "$tmp/loadtest" ./serve/loadtest
+go build -o "$tmp/loadtest" ./cmd/kernelkit-loadtest
 if ! "$tmp/kernelkit" serve --help >/dev/null 2>&1; then
   echo "serve_bench: this kernelkit has no serve command" >&2
   exit 1

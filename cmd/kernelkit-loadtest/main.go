@@ -13,7 +13,7 @@
 // and raw outputs (grpc-raw, one connection per client).
 // scripts/bench_serve_grpc.sh runs it.
 //
-//	go run ./serve/loadtest --url http://127.0.0.1:8080 --model letter \
+//	go run ./cmd/kernelkit-loadtest --url http://127.0.0.1:8080 --model letter \
 //	    --rows 1,256 --concurrency 1,4,16 --duration 3s --model-file letter.kk
 //
 // It only ever connects to a loopback address.
