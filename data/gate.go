@@ -1,6 +1,7 @@
 package data
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -134,4 +135,31 @@ func (g *lineGate) fill() int {
 		g.err = err
 	}
 	return n
+}
+
+// MaxLineBytes is the longest line of a LIBSVM file, and the longest
+// record of a CSV file, that the readers accept: 256 MiB. It bounds the
+// memory one line can take before it is parsed.
+const MaxLineBytes = 1 << 28
+
+// maxLineBytes is MaxLineBytes; tests lower it.
+var maxLineBytes = MaxLineBytes
+
+// bom is the UTF-8 byte-order mark.
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// skipBOM returns a buffered reader of r past a leading UTF-8 byte-order
+// mark, if there is one.
+func skipBOM(r io.Reader) (*bufio.Reader, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	b, err := br.Peek(len(bom))
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	if bytes.Equal(b, bom) {
+		if _, err := br.Discard(len(bom)); err != nil {
+			return nil, err
+		}
+	}
+	return br, nil
 }
