@@ -16,6 +16,7 @@ import (
 	"github.com/kernelkit/kernelkit/data"
 	"github.com/kernelkit/kernelkit/fft"
 	"github.com/kernelkit/kernelkit/internal/atomicfile"
+	"github.com/kernelkit/kernelkit/internal/flagdomain"
 )
 
 // version is the program version, set at build time with -ldflags.
@@ -197,25 +198,7 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 	return c.w.Write(p)
 }
 
-// once is a string flag that may be given once: a repeated flag (two
-// --label values, say) is an error, not a silent last-one-wins.
-type once struct {
-	p   *string
-	set bool
-}
-
-func (o *once) String() string { return *o.p }
-func (o *once) Type() string   { return "string" }
-func (o *once) Set(s string) error {
-	if o.set {
-		return fmt.Errorf("given twice (%.40q and %.40q)", *o.p, s)
-	}
-	*o.p, o.set = s, true
-	return nil
-}
-
-// onceVar binds a string flag that may be given once.
+// onceVar binds a string flag that may be given once (flagdomain.OnceVar).
 func onceVar(fl *pflag.FlagSet, p *string, name, value, usage string) {
-	*p = value
-	fl.Var(&once{p: p}, name, usage)
+	flagdomain.OnceVar(fl, p, name, value, usage)
 }

@@ -296,35 +296,12 @@ func (c *ClassWeight) Set(s string) error {
 // IsSet reports whether the flag was given.
 func (c *ClassWeight) IsSet() bool { return c.Balanced || c.Weights != nil }
 
-// once is a string flag that may be given once: a repeated flag (two
-// --label values, say) is an error, not a silent last-one-wins.
-type once struct {
-	p   *string
-	set bool
-}
-
-func (o *once) String() string { return *o.p }
-func (o *once) Type() string   { return "string" }
-func (o *once) Set(s string) error {
-	if o.set {
-		return fmt.Errorf("given twice (%.40q and %.40q)", *o.p, s)
-	}
-	*o.p, o.set = s, true
-	return nil
-}
-
-// onceVar binds a string flag that may be given once.
-func onceVar(fl *pflag.FlagSet, p *string, name, value, usage string) {
-	*p = value
-	fl.Var(&once{p: p}, name, usage)
-}
-
 // Bind binds the flags of a fit.
 func (o *Options) Bind(fl *pflag.FlagSet) {
 	o.Feat.Bind(fl, flagdomain.IntRange(1, MaxRidgeFeatures))
-	onceVar(fl, &o.Train, "train", "", "training data (CSV or LIBSVM)")
-	onceVar(fl, &o.Test, "test", "", "test data, same format")
-	onceVar(fl, &o.Label, "label", "", "name of the label column (default: last)")
+	flagdomain.OnceVar(fl, &o.Train, "train", "", "training data (CSV or LIBSVM)")
+	flagdomain.OnceVar(fl, &o.Test, "test", "", "test data, same format")
+	flagdomain.OnceVar(fl, &o.Label, "label", "", "name of the label column (default: last)")
 	fl.StringVar(&o.Format, "format", "auto", "data format: auto, csv, libsvm or parquet")
 	fl.StringVar(&o.Task, "task", "auto", "auto, classification or regression")
 	flagdomain.FloatVar(fl, &o.Lambda, "lambda", 0.5, flagdomain.NonNegFloat, "ridge parameter λ")
@@ -335,10 +312,10 @@ func (o *Options) Bind(fl *pflag.FlagSet) {
 	fl.BoolVar(&o.Exact, "exact", false, "fit exact kernel ridge (dual Cholesky solve, O(n³) time, n² memory; at most 32768 training rows) instead of random features")
 	fl.BoolVar(&o.Calibrate, "calibrate", false, "fit Platt sigmoids on out-of-fold scores (--folds folds, stratified by class: each class needs at least that many rows of positive weight) so that predict --scores also writes class probabilities (classification; with --stream a third pass over the training rows)")
 	o.Feat.ScaleOK = true
-	onceVar(fl, &o.WeightColumn, "weight-column", "", "CSV column of per-row sample weights (finite, ≥ 0; not a feature, and dropped from a --test file)")
+	flagdomain.OnceVar(fl, &o.WeightColumn, "weight-column", "", "CSV column of per-row sample weights (finite, ≥ 0; not a feature, and dropped from a --test file)")
 	fl.Var(&o.ClassWeight, "class-weight", "class weights: balanced (n/(classes·count of the class), scikit-learn's) or class=weight,... by class index (others weigh 1); they multiply the sample weights")
 	fl.StringSliceVar(&o.Targets, "targets", nil, "several target columns for multi-output regression (a,b,c; instead of --label)")
-	onceVar(fl, &o.Model, "model", "", "write the fitted model to this file")
+	flagdomain.OnceVar(fl, &o.Model, "model", "", "write the fitted model to this file")
 	fl.BoolVar(&o.JSON, "json", false, "print one JSON object")
 	fl.StringVar(&o.Device, "device", device.Host, DeviceUsage("the features and ridge statistics (the solve stays on the CPU)"))
 }

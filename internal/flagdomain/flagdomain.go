@@ -432,3 +432,27 @@ func (v BytesValue) Set(s string) error {
 	*v.P = n
 	return nil
 }
+
+// once is a string flag that may be given once: a repeated flag (two
+// --label values, say) is an error, not a silent last-one-wins.
+type once struct {
+	p   *string
+	set bool
+}
+
+func (o *once) String() string { return *o.p }
+func (o *once) Type() string   { return "string" }
+func (o *once) Set(s string) error {
+	if o.set {
+		return fmt.Errorf("given twice (%.40q and %.40q)", *o.p, s)
+	}
+	*o.p, o.set = s, true
+	return nil
+}
+
+// OnceVar binds a string flag that may be given once: a second --NAME is
+// refused (given twice) instead of replacing the first.
+func OnceVar(fl *pflag.FlagSet, p *string, name, value, usage string) {
+	*p = value
+	fl.Var(&once{p: p}, name, usage)
+}
