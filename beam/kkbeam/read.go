@@ -36,6 +36,11 @@ type Source struct {
 	// columns of the first pass, or a model's): a file's columns are
 	// matched by name as data.Open matches them, and a file that lacks one
 	// or has a column that is neither one of them nor the label is refused.
+	//
+	// Label, NoLabel, Columns and Width choose a CSV file's columns
+	// through data.MatchColumns, the matcher of data.Open and of
+	// kernelkit fit, so that a Beam fit takes the columns (and refuses the
+	// headers, with the same messages) that kernelkit fit does.
 	Columns []string
 	// Width, if positive, is the width of LIBSVM rows (the largest index of
 	// the first pass, or a model's input dimension): an index above it is
@@ -376,129 +381,15 @@ func newCSVParser(file string, h line, src Source) (*csvParser, error) {
 		// The header is re-read behind every chunk as line 1.
 		return nil, fmt.Errorf("data: CSV header on line %d: blank lines before the header are not supported", h.no)
 	}
-	if len(names) > limits.MaxDim+1 {
-		return nil, fmt.Errorf("data: CSV header has %d columns, above the limit of %d feature columns", len(names), limits.MaxDim)
+	// The columns are chosen by package data's matcher, the one of
+	// data.Open, data.NewCSVReader and kernelkit fit, with its messages.
+	m, err := data.MatchColumns(names, data.OpenOptions{Label: src.Label, NoLabel: src.NoLabel, Columns: src.Columns, Width: src.Width})
+	if err != nil {
+		return nil, err
 	}
-	for i := range names {
-		names[i] = strings.TrimSpace(names[i])
-	}
-	c := &csvParser{file: file, head: h.text, all: len(names), label: -1}
-	switch {
-	case len(src.Columns) > 0:
-		if err := c.matchNames(names, src); err != nil {
-			return nil, err
-		}
-	case src.Width > 0:
-		if err := c.matchWidth(names, src); err != nil {
-			return nil, err
-		}
-	default:
-		switch {
-		case src.NoLabel:
-		case src.Label == "":
-			c.label = len(names) - 1
-		default:
-			for i, n := range names {
-				if n == src.Label {
-					c.label = i
-				}
-			}
-			if c.label < 0 {
-				return nil, fmt.Errorf("data: CSV has no column %q (columns: %s)", src.Label, list(names))
-			}
-		}
-		for i := range names {
-			if i != c.label {
-				c.feat = append(c.feat, i)
-			}
-		}
-	}
-	if len(c.feat) == 0 {
-		return nil, errors.New("data: CSV has no feature columns")
-	}
-	c.h = &Header{File: file}
-	for _, j := range c.feat {
-		c.h.Columns = append(c.h.Columns, names[j])
-	}
-	if c.label >= 0 {
-		c.h.Label = names[c.label]
-	}
+	c := &csvParser{file: file, head: h.text, all: len(names), feat: m.Features, label: m.Label}
+	c.h = &Header{File: file, Columns: m.Names, Label: m.LabelName}
 	return c, nil
-}
-
-// matchNames finds src.Columns among the file's names, and the label:
-// src.Label if the file has it, else a single unexpected last column when
-// src.Label is empty and NoLabel is not set. The rule and the messages are
-// those of data.Open with OpenOptions.Columns.
-func (c *csvParser) matchNames(names []string, src Source) error {
-	at := make(map[string]int, len(names))
-	for i, n := range names {
-		if _, dup := at[n]; dup {
-			return fmt.Errorf("data: column %.40q appears twice", n)
-		}
-		at[n] = i
-	}
-	if i, ok := at[src.Label]; ok && src.Label != "" && !src.NoLabel {
-		c.label = i
-	}
-	used := make([]bool, len(names))
-	var missing, extra []string
-	for _, n := range src.Columns {
-		i, ok := at[n]
-		if !ok || i == c.label {
-			missing = append(missing, n)
-			continue
-		}
-		c.feat = append(c.feat, i)
-		used[i] = true
-	}
-	for i, n := range names {
-		if !used[i] && i != c.label {
-			extra = append(extra, n)
-		}
-	}
-	if len(extra) == 1 && len(missing) == 0 && c.label < 0 && src.Label == "" && !src.NoLabel && !used[len(names)-1] {
-		c.label = len(names) - 1
-		return nil
-	}
-	if len(missing)+len(extra) > 0 {
-		var parts []string
-		if len(missing) > 0 {
-			parts = append(parts, "missing "+list(missing))
-		}
-		if len(extra) > 0 {
-			parts = append(parts, "unexpected "+list(extra))
-		}
-		return fmt.Errorf("data: columns do not match the expected ones: %s", strings.Join(parts, "; "))
-	}
-	return nil
-}
-
-// matchWidth matches names by position to src.Width feature columns and
-// an optional label, as data.Open does with OpenOptions.Width.
-func (c *csvParser) matchWidth(names []string, src Source) error {
-	switch {
-	case src.Label != "" && !src.NoLabel:
-		for i, n := range names {
-			if n == src.Label {
-				c.label = i
-			}
-		}
-		if c.label < 0 {
-			return fmt.Errorf("data: no column %.40q", src.Label)
-		}
-	case len(names) == src.Width+1 && !src.NoLabel:
-		c.label = len(names) - 1
-	}
-	for i := range names {
-		if i != c.label {
-			c.feat = append(c.feat, i)
-		}
-	}
-	if len(c.feat) != src.Width {
-		return fmt.Errorf("data: %d feature columns, want %d (plus an optional label)", len(c.feat), src.Width)
-	}
-	return nil
 }
 
 // list returns names quoted and joined, cut after 8 of them.
