@@ -125,20 +125,9 @@ func takeNames(names []string, rest []int, want []string) ([]int, []int, error) 
 	for _, i := range rest {
 		at[names[i]] = i
 	}
-	taken := make(map[int]bool, len(want))
-	cols := make([]int, 0, len(want))
-	var missing []string
-	for _, n := range want {
-		i, ok := at[n]
-		if !ok {
-			missing = append(missing, n)
-			continue
-		}
-		if taken[i] {
-			return nil, nil, fmt.Errorf("data: column %.40q named twice", n)
-		}
-		taken[i] = true
-		cols = append(cols, i)
+	cols, taken, missing, err := lookupNames(at, want)
+	if err != nil {
+		return nil, nil, err
 	}
 	if len(missing) == len(want) {
 		return rest, nil, nil
@@ -176,4 +165,26 @@ func (c *columnRoles) match(n int) *ColumnMatch {
 		}
 	}
 	return m
+}
+
+// lookupNames returns the indices in at of the names want, in want's
+// order, the set of those indices, and the names at lacks; a name whose
+// column is taken twice is an error. It is shared by Open's takeColumns
+// and MatchColumns' takeNames.
+func lookupNames(at map[string]int, want []string) (cols []int, taken map[int]bool, missing []string, err error) {
+	taken = make(map[int]bool, len(want))
+	cols = make([]int, 0, len(want))
+	for _, n := range want {
+		i, ok := at[n]
+		if !ok {
+			missing = append(missing, n)
+			continue
+		}
+		if taken[i] {
+			return nil, nil, nil, fmt.Errorf("data: column %.40q named twice", n)
+		}
+		taken[i] = true
+		cols = append(cols, i)
+	}
+	return cols, taken, missing, nil
 }

@@ -163,20 +163,9 @@ func takeColumns(ds *Dataset, names []string, optional bool) (*Dataset, *mat.Den
 	for i, n := range ds.Names {
 		at[n] = i
 	}
-	cols := make([]int, 0, len(names))
-	taken := make(map[int]bool, len(names))
-	var missing []string
-	for _, n := range names {
-		i, ok := at[n]
-		if !ok {
-			missing = append(missing, n)
-			continue
-		}
-		if taken[i] {
-			return nil, nil, fmt.Errorf("data: column %.40q named twice", n)
-		}
-		taken[i] = true
-		cols = append(cols, i)
+	cols, taken, missing, err := lookupNames(at, names)
+	if err != nil {
+		return nil, nil, err
 	}
 	if len(missing) == len(names) && optional {
 		return ds, nil, nil
