@@ -216,7 +216,7 @@ func TestFeatureMapThroughAccelerator(t *testing.T) {
 func TestTableVIII(t *testing.T) {
 	for _, row := range []struct {
 		l, d, m int
-		dev     Device
+		dev     Hardware
 		lat, en float64
 	}{
 		{1024, 512, 1024, AIMC, 0.0170, 0.1100},

@@ -2,9 +2,10 @@ package analog
 
 import "fmt"
 
-// Device is a compute device of the cost model (analog paper,
-// Supplementary Note 4).
-type Device struct {
+// Hardware is a processor of the cost model (analog paper, Supplementary
+// Note 4): its peak throughput and power, not a place where kernelkit runs
+// arithmetic (that is --device, see package device).
+type Hardware struct {
 	Name string
 	// TOPS is the peak throughput in tera-operations per second.
 	TOPS float64
@@ -13,30 +14,36 @@ type Device struct {
 	Watts, TOPSPerWatt float64
 }
 
-// Devices of Supplementary Table VIII.
+// Device is the former name of Hardware.
+//
+// Deprecated: use Hardware; "device" names where kernelkit's arithmetic runs.
+type Device = Hardware
+
+// The processors of Supplementary Table VIII.
 var (
-	AIMC    = Device{Name: "AIMC (IBM HERMES)", TOPS: 63.1, TOPSPerWatt: 9.76}
-	GPUINT8 = Device{Name: "GPU INT8 (A100)", TOPS: 624, Watts: 400}
-	GPUFP16 = Device{Name: "GPU FP16 (A100)", TOPS: 312, Watts: 400}
-	CPU     = Device{Name: "CPU (i9-14900KF)", TOPS: 1.2288, Watts: 253}
+	AIMC    = Hardware{Name: "AIMC (IBM HERMES)", TOPS: 63.1, TOPSPerWatt: 9.76}
+	GPUINT8 = Hardware{Name: "GPU INT8 (A100)", TOPS: 624, Watts: 400}
+	GPUFP16 = Hardware{Name: "GPU FP16 (A100)", TOPS: 312, Watts: 400}
+	CPU     = Hardware{Name: "CPU (i9-14900KF)", TOPS: 1.2288, Watts: 253}
 )
 
 // Cost is the latency and energy of the projection of L inputs of
 // dimension d onto m features: 2·L·d·m operations at peak throughput.
 type Cost struct {
-	Device    string
+	// Hardware is the processor's name.
+	Hardware  string
 	Ops       float64
 	LatencyMS float64
 	EnergyMJ  float64
 }
 
 // ProjectionCost returns the cost of the projection on dev.
-func ProjectionCost(dev Device, l, d, m int) (Cost, error) {
+func ProjectionCost(dev Hardware, l, d, m int) (Cost, error) {
 	if l <= 0 || d <= 0 || m <= 0 {
 		return Cost{}, fmt.Errorf("analog: L, d and m must be positive, got %d, %d, %d", l, d, m)
 	}
 	if !(dev.TOPS > 0) {
-		return Cost{}, fmt.Errorf("analog: device %q has no throughput", dev.Name)
+		return Cost{}, fmt.Errorf("analog: hardware %q has no throughput", dev.Name)
 	}
 	ops := 2 * float64(l) * float64(d) * float64(m)
 	sec := ops / (dev.TOPS * 1e12)
@@ -46,5 +53,5 @@ func ProjectionCost(dev Device, l, d, m int) (Cost, error) {
 	} else {
 		joules = sec * dev.Watts
 	}
-	return Cost{Device: dev.Name, Ops: ops, LatencyMS: sec * 1e3, EnergyMJ: joules * 1e3}, nil
+	return Cost{Hardware: dev.Name, Ops: ops, LatencyMS: sec * 1e3, EnergyMJ: joules * 1e3}, nil
 }

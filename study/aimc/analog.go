@@ -411,17 +411,17 @@ func Attention(ctx context.Context, cfg AttentionConfig, progress func(done, tot
 // Supplementary Table VIII.
 func CostCases() [][3]int { return [][3]int{{1024, 512, 1024}, {1024, 1024, 2048}} }
 
-// CostDevices returns the devices of the cost model, in table order.
-func CostDevices() []analog.Device {
-	return []analog.Device{analog.AIMC, analog.GPUINT8, analog.GPUFP16, analog.CPU}
+// CostHardware returns the processors of the cost model, in table order.
+func CostHardware() []analog.Hardware {
+	return []analog.Hardware{analog.AIMC, analog.GPUINT8, analog.GPUFP16, analog.CPU}
 }
 
 // Cost evaluates the projection cost model (2·L·d·m operations at
-// peak) for each (L, d, m) case on each of CostDevices, case by case.
+// peak) for each (L, d, m) case on each of CostHardware, case by case.
 func Cost(cases [][3]int) ([]analog.Cost, error) {
 	var out []analog.Cost
 	for _, c := range cases {
-		for _, dev := range CostDevices() {
+		for _, dev := range CostHardware() {
 			cc, err := analog.ProjectionCost(dev, c[0], c[1], c[2])
 			if err != nil {
 				return nil, err
@@ -437,7 +437,7 @@ func Cost(cases [][3]int) ([]analog.Cost, error) {
 type Report struct {
 	Ridge     []RidgeRow     `json:"ridge,omitempty"`
 	Attention []AttentionRow `json:"attention,omitempty"`
-	// Cost holds Cost(CostCases): len(CostDevices()) rows per
+	// Cost holds Cost(CostCases): len(CostHardware()) rows per
 	// case.
 	Cost      []analog.Cost `json:"cost,omitempty"`
 	CostCases [][3]int      `json:"cost_cases,omitempty"`
@@ -475,14 +475,14 @@ func (r *Report) AttentionTable() *report.Table {
 // CostTable returns the table of the cost model (its title is printed by
 // Render).
 func (r *Report) CostTable() *report.Table {
-	t := &report.Table{Header: []string{"L", "d", "m", "device", "latency (ms)", "energy (mJ)"}}
-	per := len(CostDevices())
+	t := &report.Table{Header: []string{"L", "d", "m", "hardware", "latency (ms)", "energy (mJ)"}}
+	per := len(CostHardware())
 	for i, c := range r.Cost {
 		var cs [3]int
 		if i/per < len(r.CostCases) {
 			cs = r.CostCases[i/per]
 		}
-		t.Add(cs[0], cs[1], cs[2], c.Device, report.Fixed(c.LatencyMS, 4), report.Fixed(c.EnergyMJ, 4))
+		t.Add(cs[0], cs[1], cs[2], c.Hardware, report.Fixed(c.LatencyMS, 4), report.Fixed(c.EnergyMJ, 4))
 	}
 	return t
 }

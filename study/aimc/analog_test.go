@@ -182,7 +182,7 @@ func TestCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	devs := CostDevices()
+	devs := CostHardware()
 	if len(cost) != len(cases)*len(devs) {
 		t.Fatalf("%d rows, want %d", len(cost), len(cases)*len(devs))
 	}
@@ -191,8 +191,8 @@ func TestCost(t *testing.T) {
 		if want := 2 * float64(cs[0]*cs[1]*cs[2]); c.Ops != want {
 			t.Errorf("row %d: %v operations, want 2·L·d·m = %v", i, c.Ops, want)
 		}
-		if c.Device != devs[i%len(devs)].Name {
-			t.Errorf("row %d: device %q, want %q", i, c.Device, devs[i%len(devs)].Name)
+		if c.Hardware != devs[i%len(devs)].Name {
+			t.Errorf("row %d: device %q, want %q", i, c.Hardware, devs[i%len(devs)].Name)
 		}
 	}
 	// Supplementary Table VIII: AIMC, L = 1024, d = 512, m = 1024.
@@ -260,7 +260,7 @@ func ExampleCost() {
 		return
 	}
 	for _, c := range cost {
-		fmt.Printf("%-18s %.4f ms %.4f mJ\n", c.Device, c.LatencyMS, c.EnergyMJ)
+		fmt.Printf("%-18s %.4f ms %.4f mJ\n", c.Hardware, c.LatencyMS, c.EnergyMJ)
 	}
 	// Output:
 	// AIMC (IBM HERMES)  0.0170 ms 0.1100 mJ
