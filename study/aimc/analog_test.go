@@ -233,7 +233,7 @@ FAVOR+ attention (L = 1024, d = 64, ‖q‖ ≈ 2), relative error against exact
   64  0.1161  0.1143
 
 projection cost (analog paper, Supplementary Table VIII model: 2·L·d·m operations at peak):
-    L   d   m             device  latency (ms)  energy (mJ)
+    L   d   m           hardware  latency (ms)  energy (mJ)
   100  10  20  AIMC (IBM HERMES)        0.0000       0.0000
   100  10  20    GPU INT8 (A100)        0.0000       0.0000
   100  10  20    GPU FP16 (A100)        0.0000       0.0001
