@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/internal/parallel"
-	"github.com/kernelkit/kernelkit/nn"
 )
 
 // Adapter is an adapter acting on a sub-block's output (B·L×d) before the
@@ -25,11 +25,11 @@ type Adapter[T Float] interface {
 // NewAdapter returns the configuration's adapter (after Defaults and
 // Validate) with zeroed parameters under scope (e.g.
 // "/block_0/adapter_mix"), or nil when it has none.
-func NewAdapter[T Float](cfg *nn.ModelConfig, scope string) Adapter[T] {
+func NewAdapter[T Float](cfg *arch.ModelConfig, scope string) Adapter[T] {
 	switch cfg.Adapter {
-	case nn.AdapterBottleneck:
+	case arch.AdapterBottleneck:
 		return NewBottleneckAdapter[T](cfg, scope)
-	case nn.AdapterSNNK:
+	case arch.AdapterSNNK:
 		return NewSNNKAdapter[T](cfg, scope)
 	}
 	return nil
@@ -53,7 +53,7 @@ type BottleneckAdapter[T Float] struct {
 
 // NewBottleneckAdapter returns a bottleneck adapter of the configuration's
 // width and AdapterSize with zeroed parameters under scope.
-func NewBottleneckAdapter[T Float](cfg *nn.ModelConfig, scope string) *BottleneckAdapter[T] {
+func NewBottleneckAdapter[T Float](cfg *arch.ModelConfig, scope string) *BottleneckAdapter[T] {
 	d, k := cfg.Width, cfg.AdapterSize
 	return &BottleneckAdapter[T]{width: d, k: k,
 		WDown: newParam[T](scope, "w_down", true, d, k), BDown: newParam[T](scope, "b_down", true, k),
@@ -119,7 +119,7 @@ type SNNKAdapter[T Float] struct {
 
 // NewSNNKAdapter returns an SNNK adapter of the configuration's width and
 // AdapterSize features with zeroed parameters under scope.
-func NewSNNKAdapter[T Float](cfg *nn.ModelConfig, scope string) *SNNKAdapter[T] {
+func NewSNNKAdapter[T Float](cfg *arch.ModelConfig, scope string) *SNNKAdapter[T] {
 	d, m := cfg.Width, cfg.AdapterSize
 	return &SNNKAdapter[T]{width: d, m: m,
 		Tower: newParam[T](scope, "tower", false, m, d),

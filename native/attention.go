@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/internal/parallel"
-	"github.com/kernelkit/kernelkit/nn"
 )
 
 // Attention is the multi-head attention token mixer of the attention kinds
@@ -47,7 +47,7 @@ type Attention[T Float] struct {
 	chunk        int     // cfg.Chunk (causal FAVOR+ and HRF)
 	qkNorm       float64 // row norm r of q and k; 0: none
 	m, n         int     // FAVOR+ features, or HRF's M and N
-	family       string  // performer's feature family (nn.FeatureFamily)
+	family       string  // performer's feature family (arch.FeatureFamily)
 	// project, if set, computes the FAVOR+ projections x·Ωᵀ in place of
 	// the exact product (SetFeatureProjection).
 	project func(dst, x []T, rows, d, m int)
@@ -87,7 +87,7 @@ func (s *headScratch[T]) buf(i, n int) []T {
 // configuration (after Defaults and Validate) with zeroed parameters
 // under scope (e.g. "/block_0/mix"), named and shaped as nn creates them.
 // It panics if the kind is not an attention kind.
-func NewAttention[T Float](cfg *nn.ModelConfig, scope string) *Attention[T] {
+func NewAttention[T Float](cfg *arch.ModelConfig, scope string) *Attention[T] {
 	if !cfg.IsAttention() {
 		panic(fmt.Sprintf("native: %q is not an attention kind", cfg.Kind))
 	}
@@ -105,14 +105,14 @@ func NewAttention[T Float](cfg *nn.ModelConfig, scope string) *Attention[T] {
 		a.qkNorm = cfg.QKNorm * math.Pow(float64(dh), 0.25)
 	}
 	switch cfg.Kind {
-	case nn.KindPerformer:
-		fam, err := nn.FeatureFamily(cfg.FeatureMap)
+	case arch.KindPerformer:
+		fam, err := arch.FeatureFamily(cfg.FeatureMap)
 		if err != nil {
 			panic(err) // validated
 		}
 		a.m, a.family = cfg.Features, fam
 		a.Omega = newParam[T](scope, "omega", false, a.m, dh)
-	case nn.KindHRF:
+	case arch.KindHRF:
 		a.m, a.n = cfg.HRFM, cfg.HRFN
 		a.Omega = newParam[T](scope, "omega", false, a.m, dh)
 		a.OmegaTrig = newParam[T](scope, "omega_trig", false, a.m, dh)
@@ -190,9 +190,9 @@ func (a *Attention[T]) headState(z int) []T { return a.state[z*a.stride : (z+1)*
 func (a *Attention[T]) stateStride(l int) int {
 	w := a.dh + 1
 	switch a.kind {
-	case nn.KindPerformer:
+	case arch.KindPerformer:
 		return 2*l*a.m + l*w + a.familyStateLen()
-	case nn.KindHRF:
+	case arch.KindHRF:
 		return 8*l*a.m + 3*l*(1+a.n) + l*w
 	}
 	return l * l
@@ -209,7 +209,7 @@ func (a *Attention[T]) Forward(x []T, B, L int) []T {
 	if a.mask != nil && len(a.mask) != nr {
 		panic(fmt.Sprintf("native: attention mask has %d entries, want %d", len(a.mask), nr))
 	}
-	if a.causal && a.kind != nn.KindTransformer {
+	if a.causal && a.kind != arch.KindTransformer {
 		a.chunkLen(L)
 	}
 	a.bsz, a.l, a.forward = B, L, true
@@ -421,13 +421,13 @@ func (a *Attention[T]) runHeads(backward bool) {
 		s := a.ws[worker]
 		for h := lo; h < hi; h++ {
 			switch {
-			case a.kind == nn.KindPerformer && !backward:
+			case a.kind == arch.KindPerformer && !backward:
 				a.favorForward(s, h)
-			case a.kind == nn.KindPerformer:
+			case a.kind == arch.KindPerformer:
 				a.favorBackward(s, h)
-			case a.kind == nn.KindHRF && !backward:
+			case a.kind == arch.KindHRF && !backward:
 				a.hrfForward(s, h)
-			case a.kind == nn.KindHRF:
+			case a.kind == arch.KindHRF:
 				a.hrfBackward(s, h)
 			case !backward:
 				a.softmaxForward(s, h)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/arch"
 )
 
 // BenchmarkAttention times one forward and backward pass of the attention
@@ -14,14 +14,14 @@ import (
 // ends.
 func BenchmarkAttention(b *testing.B) {
 	const B, L, d = 16, 512, 64
-	for _, kind := range []string{nn.KindTransformer, nn.KindPerformer, nn.KindHRF} {
+	for _, kind := range []string{arch.KindTransformer, arch.KindPerformer, arch.KindHRF} {
 		for _, causal := range []bool{false, true} {
 			name := "bidirectional"
 			if causal {
 				name = "causal"
 			}
 			b.Run(fmt.Sprintf("%s/%s", kind, name), func(b *testing.B) {
-				cfg := &nn.ModelConfig{Kind: kind, Vocab: 16, Classes: 10, Length: L, Width: d, Depth: 1, Causal: causal}
+				cfg := &arch.ModelConfig{Kind: kind, Vocab: 16, Classes: 10, Length: L, Width: d, Depth: 1, Causal: causal}
 				cfg.Defaults()
 				if err := cfg.Validate(); err != nil {
 					b.Fatal(err)
@@ -65,10 +65,10 @@ func BenchmarkAttention(b *testing.B) {
 // as long.
 func BenchmarkAttentionLength(b *testing.B) {
 	const B, d = 4, 64
-	for _, kind := range []string{nn.KindPerformer, nn.KindHRF} {
+	for _, kind := range []string{arch.KindPerformer, arch.KindHRF} {
 		for _, L := range []int{512, 2048} {
 			b.Run(fmt.Sprintf("%s/L=%d", kind, L), func(b *testing.B) {
-				cfg := &nn.ModelConfig{Kind: kind, Vocab: 16, Classes: 10, Length: L, Width: d, Depth: 1, Causal: true}
+				cfg := &arch.ModelConfig{Kind: kind, Vocab: 16, Classes: 10, Length: L, Width: d, Depth: 1, Causal: true}
 				cfg.Defaults()
 				if err := cfg.Validate(); err != nil {
 					b.Fatal(err)
@@ -98,7 +98,7 @@ func BenchmarkAttentionLength(b *testing.B) {
 // float32 at L = 512, width 64 (hidden 128), batch 16.
 func BenchmarkFFN(b *testing.B) {
 	const B, L, d = 16, 512, 64
-	cfg := &nn.ModelConfig{Kind: nn.KindTransformer, Vocab: 16, Classes: 10, Length: L, Width: d, Depth: 1}
+	cfg := &arch.ModelConfig{Kind: arch.KindTransformer, Vocab: 16, Classes: 10, Length: L, Width: d, Depth: 1}
 	cfg.Defaults()
 	f := NewFFN[float32](cfg, "/block_0/ffn")
 	for i, p := range f.Params() {

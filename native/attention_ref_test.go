@@ -9,6 +9,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/internal/rng"
 	"github.com/kernelkit/kernelkit/nn"
 )
@@ -196,11 +197,11 @@ func mixFill(ps []*Param[float64], seed uint64) {
 }
 
 // mixCheckNames compares a layer's parameters with the variables nn
-// creates under its scope (nn.ModelConfig.Variables): names, shapes, and
+// creates under its scope (arch.ModelConfig.Variables): names, shapes, and
 // fixed variables non-trainable.
-func mixCheckNames(t *testing.T, cfg *nn.ModelConfig, scope string, ps []*Param[float64]) {
+func mixCheckNames(t *testing.T, cfg *arch.ModelConfig, scope string, ps []*Param[float64]) {
 	t.Helper()
-	var want []nn.VariableSpec
+	var want []arch.VariableSpec
 	for _, v := range cfg.Variables() {
 		if v.Scope == scope {
 			want = append(want, v)

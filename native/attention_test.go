@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/nn"
 )
 
@@ -21,7 +21,7 @@ func refUnitRows(x *Node, r float64) *Node {
 
 // refMixer is nn's builder.attention as a graph of the exported nn
 // functions, the parameters given by name.
-func refMixer(cfg *nn.ModelConfig) mixRef {
+func refMixer(cfg *arch.ModelConfig) mixRef {
 	return func(x *Node, p map[string]*Node, mask *Node) *Node {
 		q := nn.SplitHeads(nn.Affine(x, p["wq"], p["bq"]), cfg.Heads)
 		k := nn.SplitHeads(nn.Affine(x, p["wk"], p["bk"]), cfg.Heads)
@@ -32,9 +32,9 @@ func refMixer(cfg *nn.ModelConfig) mixRef {
 		}
 		var o *Node
 		switch cfg.Kind {
-		case nn.KindPerformer:
+		case arch.KindPerformer:
 			o = nn.FamilyAttention(q, k, v, p["omega"], cfg.FeatureMap, cfg.Causal, cfg.Chunk, mask)
-		case nn.KindHRF:
+		case arch.KindHRF:
 			o = nn.HybridAttention(q, k, v, p["omega"], p["omega_trig"], p["tau"], cfg.Causal, cfg.Chunk, mask)
 		default:
 			o = nn.SoftmaxAttention(q, k, v, cfg.Causal, mask)
@@ -44,9 +44,9 @@ func refMixer(cfg *nn.ModelConfig) mixRef {
 }
 
 // mixConfig returns a validated tiny attention configuration.
-func mixConfig(t testing.TB, kind string, causal bool, chunk int, qkNorm float64, frozen bool) *nn.ModelConfig {
+func mixConfig(t testing.TB, kind string, causal bool, chunk int, qkNorm float64, frozen bool) *arch.ModelConfig {
 	t.Helper()
-	cfg := &nn.ModelConfig{Kind: kind, Vocab: 10, Classes: 2, Length: 8, Width: 8, Depth: 1, Heads: 2,
+	cfg := &arch.ModelConfig{Kind: kind, Vocab: 10, Classes: 2, Length: 8, Width: 8, Depth: 1, Heads: 2,
 		Features: 8, HRFM: 3, HRFN: 2, Chunk: chunk, Causal: causal, QKNorm: qkNorm, FreezeBackbone: frozen}
 	cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
@@ -57,7 +57,7 @@ func mixConfig(t testing.TB, kind string, causal bool, chunk int, qkNorm float64
 
 // setFixed gives the layer's fixed parameters the values nn draws for
 // block 0 (FixedVariables), by scope and name.
-func setFixed(t testing.TB, cfg *nn.ModelConfig, ps []*Param[float64]) {
+func setFixed(t testing.TB, cfg *arch.ModelConfig, ps []*Param[float64]) {
 	t.Helper()
 	fv, err := cfg.FixedVariables(3, 0)
 	if err != nil {
@@ -66,7 +66,7 @@ func setFixed(t testing.TB, cfg *nn.ModelConfig, ps []*Param[float64]) {
 	for _, f := range fv {
 		for _, p := range ps {
 			if p.Scope == f.Scope && p.Name == f.Name {
-				vals := tensors.MustCopyFlatData[float32](f.Value)
+				vals := f.Value
 				if len(vals) != len(p.Value) {
 					t.Fatalf("%s/%s: %d values for %d entries", f.Scope, f.Name, len(vals), len(p.Value))
 				}
@@ -100,35 +100,35 @@ func TestAttentionMatchesGoMLX(t *testing.T) {
 		frozen bool
 		mask   string
 	}{
-		{nn.KindTransformer, false, 0, 0, false, "none"},
-		{nn.KindTransformer, false, 0, 1, false, "trailing"},
-		{nn.KindTransformer, true, 0, 0, false, "trailing"},
-		{nn.KindTransformer, true, 0, 0, false, "leading"},
-		{nn.KindTransformer, true, 0, 0, true, "none"},
-		{nn.KindTransformer, false, 0, 0, false, "leading"},
-		{nn.KindTransformer, false, 0, 0, false, "holes"},
-		{nn.KindTransformer, true, 0, 0, false, "holes"},
-		{nn.KindTransformer, false, 0, 0, false, "empty"},
-		{nn.KindTransformer, true, 0, 0, false, "empty"},
-		{nn.KindPerformer, true, 4, 0, false, "holes"},
-		{nn.KindPerformer, false, 3, 0, false, "trailing"}, // chunk not dividing L: unused
-		{nn.KindHRF, false, 3, 0, false, "trailing"},
-		{nn.KindHRF, true, 4, 0, false, "holes"},
-		{nn.KindPerformer, false, 0, 0, false, "none"},
-		{nn.KindPerformer, false, 0, 0, false, "trailing"},
-		{nn.KindPerformer, false, 0, 1, false, "leading"},
-		{nn.KindPerformer, true, 8, 0, false, "none"},
-		{nn.KindPerformer, true, 4, 0, false, "trailing"},
-		{nn.KindPerformer, true, 2, 1, false, "trailing"},
-		{nn.KindPerformer, true, 4, 0, true, "none"},
-		{nn.KindHRF, false, 0, 0, false, "none"},
-		{nn.KindHRF, false, 0, 0, false, "trailing"},
-		{nn.KindHRF, false, 0, -1, false, "leading"},
-		{nn.KindHRF, true, 8, 0, false, "none"},
-		{nn.KindHRF, true, 4, 0, false, "trailing"},
-		{nn.KindHRF, true, 2, 2, false, "none"},
-		{nn.KindHRF, true, 2, 0, false, "trailing"}, // a chunk of padding only
-		{nn.KindHRF, true, 4, 0, true, "trailing"},
+		{arch.KindTransformer, false, 0, 0, false, "none"},
+		{arch.KindTransformer, false, 0, 1, false, "trailing"},
+		{arch.KindTransformer, true, 0, 0, false, "trailing"},
+		{arch.KindTransformer, true, 0, 0, false, "leading"},
+		{arch.KindTransformer, true, 0, 0, true, "none"},
+		{arch.KindTransformer, false, 0, 0, false, "leading"},
+		{arch.KindTransformer, false, 0, 0, false, "holes"},
+		{arch.KindTransformer, true, 0, 0, false, "holes"},
+		{arch.KindTransformer, false, 0, 0, false, "empty"},
+		{arch.KindTransformer, true, 0, 0, false, "empty"},
+		{arch.KindPerformer, true, 4, 0, false, "holes"},
+		{arch.KindPerformer, false, 3, 0, false, "trailing"}, // chunk not dividing L: unused
+		{arch.KindHRF, false, 3, 0, false, "trailing"},
+		{arch.KindHRF, true, 4, 0, false, "holes"},
+		{arch.KindPerformer, false, 0, 0, false, "none"},
+		{arch.KindPerformer, false, 0, 0, false, "trailing"},
+		{arch.KindPerformer, false, 0, 1, false, "leading"},
+		{arch.KindPerformer, true, 8, 0, false, "none"},
+		{arch.KindPerformer, true, 4, 0, false, "trailing"},
+		{arch.KindPerformer, true, 2, 1, false, "trailing"},
+		{arch.KindPerformer, true, 4, 0, true, "none"},
+		{arch.KindHRF, false, 0, 0, false, "none"},
+		{arch.KindHRF, false, 0, 0, false, "trailing"},
+		{arch.KindHRF, false, 0, -1, false, "leading"},
+		{arch.KindHRF, true, 8, 0, false, "none"},
+		{arch.KindHRF, true, 4, 0, false, "trailing"},
+		{arch.KindHRF, true, 2, 2, false, "none"},
+		{arch.KindHRF, true, 2, 0, false, "trailing"}, // a chunk of padding only
+		{arch.KindHRF, true, 4, 0, true, "trailing"},
 	} {
 		name := fmt.Sprintf("%s causal=%v chunk=%d qknorm=%v frozen=%v mask=%s", tc.kind, tc.causal, tc.chunk, tc.qkNorm, tc.frozen, tc.mask)
 		t.Run(name, func(t *testing.T) {
@@ -154,9 +154,9 @@ func TestAttentionMatchesGoMLX(t *testing.T) {
 // width 16, so that the chunked parameter-gradient sums and the per-head
 // work split are exercised.
 func TestAttentionLongRows(t *testing.T) {
-	for _, kind := range []string{nn.KindTransformer, nn.KindPerformer, nn.KindHRF} {
+	for _, kind := range []string{arch.KindTransformer, arch.KindPerformer, arch.KindHRF} {
 		t.Run(kind, func(t *testing.T) {
-			cfg := &nn.ModelConfig{Kind: kind, Vocab: 10, Classes: 2, Length: 96, Width: 32, Depth: 1, Heads: 2,
+			cfg := &arch.ModelConfig{Kind: kind, Vocab: 10, Classes: 2, Length: 96, Width: 32, Depth: 1, Heads: 2,
 				Features: 16, HRFM: 4, HRFN: 3, Chunk: 32, Causal: true}
 			cfg.Defaults()
 			if err := cfg.Validate(); err != nil {
@@ -174,7 +174,7 @@ func TestAttentionLongRows(t *testing.T) {
 			for i := range mask {
 				b, l := i/cfg.Length, i%cfg.Length
 				switch {
-				case b == 2 && kind == nn.KindTransformer:
+				case b == 2 && kind == arch.KindTransformer:
 					if l >= 70 {
 						mask[i] = 1
 					}
@@ -194,8 +194,8 @@ func TestAttentionLongRows(t *testing.T) {
 func TestAttentionDeterministic(t *testing.T) {
 	run := func(kind string, procs int) [][]float32 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		cfg := &nn.ModelConfig{Kind: kind, Vocab: 10, Classes: 2, Length: 64, Width: 16, Depth: 1, Heads: 2,
-			Features: 8, HRFM: 3, HRFN: 2, Chunk: 16, Causal: kind != nn.KindTransformer}
+		cfg := &arch.ModelConfig{Kind: kind, Vocab: 10, Classes: 2, Length: 64, Width: 16, Depth: 1, Heads: 2,
+			Features: 8, HRFM: 3, HRFN: 2, Chunk: 16, Causal: kind != arch.KindTransformer}
 		cfg.Defaults()
 		if err := cfg.Validate(); err != nil {
 			t.Fatal(err)
@@ -218,7 +218,7 @@ func TestAttentionDeterministic(t *testing.T) {
 		}
 		return out
 	}
-	for _, kind := range []string{nn.KindTransformer, nn.KindPerformer, nn.KindHRF} {
+	for _, kind := range []string{arch.KindTransformer, arch.KindPerformer, arch.KindHRF} {
 		one, three := run(kind, 1), run(kind, 3)
 		for i := range one {
 			if !slices.Equal(one[i], three[i]) {
@@ -253,7 +253,7 @@ func TestFloat32MatchesFloat64(t *testing.T) {
 		setter func(m32 []float32)
 	}
 	var cases []pair
-	for _, kind := range []string{nn.KindTransformer, nn.KindPerformer, nn.KindHRF} {
+	for _, kind := range []string{arch.KindTransformer, arch.KindPerformer, arch.KindHRF} {
 		for _, causal := range []bool{false, true} {
 			cfg := mixConfig(t, kind, causal, 4, 0, false)
 			a64, a32 := NewAttention[float64](cfg, "/block_0/mix"), NewAttention[float32](cfg, "/block_0/mix")
@@ -266,11 +266,11 @@ func TestFloat32MatchesFloat64(t *testing.T) {
 				setter: a32.SetMask})
 		}
 	}
-	cfg := mixConfig(t, nn.KindTransformer, false, 0, 0, false)
+	cfg := mixConfig(t, arch.KindTransformer, false, 0, 0, false)
 	f64, f32 := NewFFN[float64](cfg, "/block_0/ffn"), NewFFN[float32](cfg, "/block_0/ffn")
 	mixFill(f64.Params(), 19)
 	cases = append(cases, pair{name: "ffn", l64: f64, l32: f32, ps64: f64.Params(), ps32: f32.Params(), B: 3, L: 100, width: cfg.Width})
-	for _, ad := range []string{nn.AdapterBottleneck, nn.AdapterSNNK} {
+	for _, ad := range []string{arch.AdapterBottleneck, arch.AdapterSNNK} {
 		c := *cfg
 		c.Adapter, c.AdapterSize, c.AdapterSeed = ad, 8, 2
 		a64, a32 := NewAdapter[float64](&c, "/block_0/adapter_mix"), NewAdapter[float32](&c, "/block_0/adapter_mix")

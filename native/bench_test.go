@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/fft"
 	"github.com/kernelkit/kernelkit/native"
 	"github.com/kernelkit/kernelkit/nn"
@@ -22,8 +23,8 @@ import (
 
 // benchConfig is the speed shape: fd-tnn (bidirectional) at L =
 // 512, width 128, depth 4, batch 16 (the CLI's defaults otherwise).
-func benchConfig() (nn.ModelConfig, int) {
-	cfg := nn.ModelConfig{Kind: nn.KindFDTNN, Vocab: tasks.VocabSize, Classes: tasks.Classes, Length: 512, Width: 128, Depth: 4}
+func benchConfig() (arch.ModelConfig, int) {
+	cfg := arch.ModelConfig{Kind: arch.KindFDTNN, Vocab: tasks.VocabSize, Classes: tasks.Classes, Length: 512, Width: 128, Depth: 4}
 	cfg.Defaults()
 	return cfg, 16
 }
@@ -48,7 +49,7 @@ func rfftFLOPs(n int) float64 { return 2.5 * float64(n) * math.Log2(float64(n)) 
 // products per transform and two ((n/2+1)×(n+1))·((n+1)×e) per inverse,
 // four of each per sequence, the coefficient transforms 2(n+1)×(2n−1)·e
 // each way, and FD-TNN's dense coefficient products).
-func StepFLOPs(cfg nn.ModelConfig, B int, executed bool) float64 {
+func StepFLOPs(cfg arch.ModelConfig, B int, executed bool) float64 {
 	R := float64(B * cfg.Length)
 	d, e, h, n := float64(cfg.Width), float64(cfg.Expand*cfg.Width), float64(cfg.Hidden), cfg.Length
 	perBlock := 3 * 2 * R * (2*d*e + e*d) // GTU: wu, wv, wo
@@ -76,7 +77,7 @@ func StepFLOPs(cfg nn.ModelConfig, B int, executed bool) float64 {
 		perBlock += (4*bf*e + 2*e) * rfftFLOPs(2*n)
 		fd = 2 * e * rfftFLOPs(2*n)
 	}
-	if cfg.Kind == nn.KindFDTNN {
+	if cfg.Kind == arch.KindFDTNN {
 		perBlock += fd
 	}
 	return float64(cfg.Depth)*perBlock + 3*2*bf*d*float64(cfg.Classes)
@@ -218,9 +219,9 @@ func BenchmarkFDTNNStepGoMLX(b *testing.B) {
 // shape) for L = 512 and L = 2000 (the SKI-TNN paper's speed comparison).
 func BenchmarkKindsStep(b *testing.B) {
 	for _, L := range []int{512, 2000} {
-		for _, kind := range nn.Kinds {
+		for _, kind := range arch.Kinds {
 			b.Run(fmt.Sprintf("L=%d/%s", L, kind), func(b *testing.B) {
-				cfg := nn.ModelConfig{Kind: kind, Vocab: tasks.VocabSize, Classes: tasks.Classes, Length: L, Width: 64, Depth: 4}
+				cfg := arch.ModelConfig{Kind: kind, Vocab: tasks.VocabSize, Classes: tasks.Classes, Length: L, Width: 64, Depth: 4}
 				cfg.Defaults()
 				if err := cfg.Validate(); err != nil {
 					b.Skip(err)
@@ -260,9 +261,9 @@ func BenchmarkToeplitzForms(b *testing.B) {
 // train_replications.sh long) for every kind and reports the minutes a
 // 5000-step run (LRA's budget) takes at that rate, evaluations excluded.
 func BenchmarkReplicationStep(b *testing.B) {
-	for _, kind := range nn.Kinds {
+	for _, kind := range arch.Kinds {
 		b.Run(kind, func(b *testing.B) {
-			cfg := nn.ModelConfig{Kind: kind, Vocab: tasks.VocabSize, Classes: tasks.Classes, Length: 512, Width: 64, Depth: 4,
+			cfg := arch.ModelConfig{Kind: kind, Vocab: tasks.VocabSize, Classes: tasks.Classes, Length: 512, Width: 64, Depth: 4,
 				SKIRank: 32, SKIFilter: 16, Features: 32}
 			cfg.Defaults()
 			if err := cfg.Validate(); err != nil {

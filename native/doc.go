@@ -36,7 +36,7 @@
 // path exactly: GoMLX v0.26's AdamW (β₁ 0.9, β₂ 0.999, ε 1e-7, bias
 // correction, decoupled weight decay lr·wd·w on every trainable
 // variable), train's warm-up and cosine schedule (ScheduleAt), the random
-// features of nn.ModelConfig.FixedVariables and their redraws. Its state
+// features of arch.ModelConfig.FixedVariables and their redraws. Its state
 // exports to and imports from the variables of a GoMLX context
 // (ExportVariables, ImportVariables: weights, step counters, learning
 // rate, Adam's moments under "/AdamOptimizer", the generator state), so
@@ -45,6 +45,6 @@
 //
 // Shapes are the caller's responsibility: a layer given slices of the
 // wrong length panics (programmer error); sizes that come from flags or
-// files are checked by nn.ModelConfig.Validate and package train before a
+// files are checked by arch.ModelConfig.Validate and package train before a
 // model is built.
 package native

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/native"
-	"github.com/kernelkit/kernelkit/nn"
 )
 
 // exampleTokens are four sequences of eight tokens (0 pads), one after the
@@ -21,8 +21,8 @@ var (
 )
 
 // exampleConfig is a one-block TNN small enough to train in milliseconds.
-func exampleConfig() nn.ModelConfig {
-	return nn.ModelConfig{Kind: nn.KindTNN, Vocab: 8, Classes: 2, Length: 8, Width: 8, Depth: 1, Hidden: 8, RPEHidden: 4}
+func exampleConfig() arch.ModelConfig {
+	return arch.ModelConfig{Kind: arch.KindTNN, Vocab: 8, Classes: 2, Length: 8, Width: 8, Depth: 1, Hidden: 8, RPEHidden: 4}
 }
 
 // A Trainer trains a sequence classifier of package nn with AdamW on the

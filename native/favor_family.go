@@ -5,11 +5,11 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/prf"
 )
 
-// The performer's feature families (nn.FeatureMaps, nn.FamilyAttention):
+// The performer's feature families (arch.FeatureMaps, nn.FamilyAttention):
 // favor+ and simrf share FAVOR+'s features (favorFromProjection; simrf differs
 // in the draw of Omega only); oprf and sderf fit their parameters to each
 // sequence's and head's scaled queries and keys in the forward pass and
@@ -25,7 +25,7 @@ import (
 // family adds after FAVOR+'s: W_eff and off for oprf and sderf, none
 // otherwise.
 func (a *Attention[T]) familyStateLen() int {
-	if !nn.FittedFamily(a.family) {
+	if !arch.FittedFamily(a.family) {
 		return 0
 	}
 	return a.m*a.dh + a.m
@@ -46,7 +46,7 @@ func (a *Attention[T]) familyParts(z int) (weff, off []T) {
 // backward pass).
 func (a *Attention[T]) headFeatures(z int, qf, kf, xq, xk []T) {
 	L, dh, m := a.l, a.dh, a.m
-	if !nn.FittedFamily(a.family) {
+	if !arch.FittedFamily(a.family) {
 		a.projectFeatures(qf, xq, L, dh, m)
 		favorFromProjection(qf, xq, L, dh, m, true)
 		a.projectFeatures(kf, xk, L, dh, m)
@@ -62,7 +62,7 @@ func (a *Attention[T]) headFeatures(z int, qf, kf, xq, xk []T) {
 // featureProjection returns the projection head z's features
 // exponentiate: Omega, or the fitted W_eff of oprf and sderf.
 func (a *Attention[T]) featureProjection(z int) []T {
-	if !nn.FittedFamily(a.family) {
+	if !arch.FittedFamily(a.family) {
 		return a.Omega.Value
 	}
 	weff, _ := a.familyParts(z)
@@ -113,12 +113,12 @@ func fitFamily[T Float](family string, weff, off, xq, xk, omega, mask []T, L, d,
 	a := make([]float64, d)
 	var basis *mat.Dense // Qᵀ; nil: the identity
 	switch family {
-	case nn.FeatureOPRF:
+	case arch.FeatureOPRF:
 		av := prf.FitOPRF(st)
 		for i := range a {
 			a[i] = av
 		}
-	case nn.FeatureSDERF:
+	case arch.FeatureSDERF:
 		if fa, b, err := prf.FitSDERF(st); err == nil {
 			a, basis = fa, b
 		}

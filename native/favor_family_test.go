@@ -8,16 +8,14 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-
-	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/arch"
 )
 
 // familyConfig returns a validated tiny performer configuration with the
 // given feature family.
-func familyConfig(t testing.TB, family string, causal bool, chunk int, qkNorm float64, frozen bool) *nn.ModelConfig {
+func familyConfig(t testing.TB, family string, causal bool, chunk int, qkNorm float64, frozen bool) *arch.ModelConfig {
 	t.Helper()
-	cfg := &nn.ModelConfig{Kind: nn.KindPerformer, Vocab: 10, Classes: 2, Length: 8, Width: 8, Depth: 1, Heads: 2,
+	cfg := &arch.ModelConfig{Kind: arch.KindPerformer, Vocab: 10, Classes: 2, Length: 8, Width: 8, Depth: 1, Heads: 2,
 		Features: 8, Chunk: chunk, Causal: causal, QKNorm: qkNorm, FreezeBackbone: frozen, FeatureMap: family}
 	cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
@@ -36,7 +34,7 @@ func familyConfig(t testing.TB, family string, causal bool, chunk int, qkNorm fl
 // (nn.JacobiSweeps), so the tolerances are those of the other kinds
 // (mixForwardTol, mixGradTol).
 func TestFamilyAttentionMatchesGoMLX(t *testing.T) {
-	for _, fam := range nn.FeatureMaps {
+	for _, fam := range arch.FeatureMaps {
 		for _, tc := range []struct {
 			causal bool
 			chunk  int
@@ -75,11 +73,11 @@ func TestFamilyAttentionMatchesGoMLX(t *testing.T) {
 // (the sderf fit's 16×16 eigendecomposition, 10 Jacobi sweeps in the
 // graph), several causal chunks and padded sequences.
 func TestFamilyAttentionLongRows(t *testing.T) {
-	for _, fam := range []string{nn.FeatureOPRF, nn.FeatureSDERF} {
+	for _, fam := range []string{arch.FeatureOPRF, arch.FeatureSDERF} {
 		for _, causal := range []bool{false, true} {
 			name := fmt.Sprintf("%s causal=%v", fam, causal)
 			t.Run(name, func(t *testing.T) {
-				cfg := &nn.ModelConfig{Kind: nn.KindPerformer, Vocab: 10, Classes: 2, Length: 96, Width: 32, Depth: 1, Heads: 2,
+				cfg := &arch.ModelConfig{Kind: arch.KindPerformer, Vocab: 10, Classes: 2, Length: 96, Width: 32, Depth: 1, Heads: 2,
 					Features: 16, Chunk: 32, Causal: causal, FeatureMap: fam}
 				cfg.Defaults()
 				if err := cfg.Validate(); err != nil {
@@ -110,7 +108,7 @@ func TestFamilyAttentionLongRows(t *testing.T) {
 // terms, about 10⁻⁵ relative, and 2·10⁻⁴ as the bound.
 func TestFamilyFloat32(t *testing.T) {
 	const tol = 2e-4
-	for _, fam := range []string{nn.FeatureOPRF, nn.FeatureSDERF} {
+	for _, fam := range []string{arch.FeatureOPRF, arch.FeatureSDERF} {
 		for _, causal := range []bool{false, true} {
 			cfg := familyConfig(t, fam, causal, 4, 0, false)
 			a64, a32 := NewAttention[float64](cfg, "/block_0/mix"), NewAttention[float32](cfg, "/block_0/mix")
@@ -169,10 +167,10 @@ func widen(v []float32) []float64 {
 
 // TestFamilyModelMatchesGoMLX compares a whole two-block performer of
 // each fitted family (logits, loss and every gradient, float64) with
-// nn.ModelConfig.LogitsDType's graph and GoMLX's autodiff, as
+// nn.LogitsDType's graph and GoMLX's autodiff, as
 // TestModelMatchesGoMLX does for the other kinds.
 func TestFamilyModelMatchesGoMLX(t *testing.T) {
-	for _, fam := range []string{nn.FeatureSimRF, nn.FeatureOPRF, nn.FeatureSDERF} {
+	for _, fam := range []string{arch.FeatureSimRF, arch.FeatureOPRF, arch.FeatureSDERF} {
 		for _, causal := range []bool{false, true} {
 			cfg := tinyOtherModels()[1]
 			cfg.FeatureMap, cfg.Causal = fam, causal
@@ -219,9 +217,9 @@ func TestFamilyModelMatchesGoMLX(t *testing.T) {
 // TestFamilyRedrawsAreReproducible trains float32 performers of every
 // family with redraws every 2 steps, twice (on all cores and on one):
 // the same seed gives the same bytes, and the projections after the
-// redraws are nn.ModelConfig.FixedVariables' draw for the redraw count.
+// redraws are arch.ModelConfig.FixedVariables' draw for the redraw count.
 func TestFamilyRedrawsAreReproducible(t *testing.T) {
-	for _, fam := range nn.FeatureMaps {
+	for _, fam := range arch.FeatureMaps {
 		cfg := tinyOtherModels()[1]
 		cfg.FeatureMap, cfg.Length, cfg.Width, cfg.Features = fam, 64, 8, 8
 		cfg.Defaults()
@@ -274,7 +272,7 @@ func TestFamilyRedrawsAreReproducible(t *testing.T) {
 			if f.Name != "omega" {
 				continue
 			}
-			want := tensors.MustCopyFlatData[float32](f.Value)
+			want := f.Value
 			for _, v := range a {
 				if v.Scope == f.Scope && v.Name == f.Name {
 					found++
@@ -301,9 +299,9 @@ func TestFamilyRedrawsAreReproducible(t *testing.T) {
 // a quarter of the sequences' ends.
 func BenchmarkFamilyAttention(b *testing.B) {
 	const B, L, d = 16, 128, 32
-	for _, fam := range nn.FeatureMaps {
+	for _, fam := range arch.FeatureMaps {
 		b.Run(fam, func(b *testing.B) {
-			cfg := &nn.ModelConfig{Kind: nn.KindPerformer, Vocab: 16, Classes: 10, Length: L, Width: d, Depth: 1, FeatureMap: fam}
+			cfg := &arch.ModelConfig{Kind: arch.KindPerformer, Vocab: 16, Classes: 10, Length: L, Width: d, Depth: 1, FeatureMap: fam}
 			cfg.Defaults()
 			if err := cfg.Validate(); err != nil {
 				b.Fatal(err)

@@ -3,7 +3,7 @@ package native
 import (
 	"fmt"
 
-	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/arch"
 )
 
 // FFN is the feed-forward block of the attention kinds (nn.FFN):
@@ -25,7 +25,7 @@ type FFN[T Float] struct {
 
 // NewFFN returns the FFN of the configuration (after Defaults and
 // Validate) with zeroed parameters under scope (e.g. "/block_0/ffn").
-func NewFFN[T Float](cfg *nn.ModelConfig, scope string) *FFN[T] {
+func NewFFN[T Float](cfg *arch.ModelConfig, scope string) *FFN[T] {
 	d, h := cfg.Width, cfg.Hidden
 	train := !cfg.FreezeBackbone
 	return &FFN[T]{width: d, hidden: h,

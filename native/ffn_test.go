@@ -5,6 +5,7 @@ import (
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/nn"
 )
 
@@ -17,7 +18,7 @@ func TestFFNMatchesGoMLX(t *testing.T) {
 	}{{"default hidden", 0, false, 2, 8}, {"hidden 5", 5, false, 2, 8}, {"frozen backbone", 0, true, 2, 8},
 		{"several row chunks", 0, false, 3, 100}} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := mixConfig(t, nn.KindTransformer, false, 0, 0, tc.frozen)
+			cfg := mixConfig(t, arch.KindTransformer, false, 0, 0, tc.frozen)
 			if tc.hidden > 0 {
 				cfg.Hidden = tc.hidden
 			}

@@ -3,7 +3,7 @@ package native
 import (
 	"fmt"
 
-	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/arch"
 )
 
 // Predictor is a trained Model's forward pass alone, for inference: the
@@ -34,13 +34,13 @@ type Predictor[T Float] struct {
 	res      [2][]T // the residual stream's two buffers
 }
 
-// NewPredictor builds the model of cfg (nn.ModelConfig.Defaults applied,
+// NewPredictor builds the model of cfg (arch.ModelConfig.Defaults applied,
 // the configuration validated) and sets every parameter, random features
 // included, from vars, which must hold each of the model's variables
 // once with its dimensions (float32 or float64 data) and nothing else.
 // maxBatch bounds the sequences of one Logits call; the caller sizes it
-// to its memory budget (nn.ModelConfig.EstimateMemory).
-func NewPredictor[T Float](cfg nn.ModelConfig, vars []Variable, maxBatch int) (*Predictor[T], error) {
+// to its memory budget (arch.ModelConfig.EstimateMemory).
+func NewPredictor[T Float](cfg arch.ModelConfig, vars []Variable, maxBatch int) (*Predictor[T], error) {
 	if maxBatch < 1 {
 		return nil, fmt.Errorf("native: a predictor's batch bound must be positive, got %d", maxBatch)
 	}
@@ -107,7 +107,7 @@ func (p *Predictor[T]) Clone(maxBatch int) (*Predictor[T], error) {
 }
 
 // Config returns the model's configuration (defaults applied).
-func (p *Predictor[T]) Config() nn.ModelConfig { return p.m.cfg }
+func (p *Predictor[T]) Config() arch.ModelConfig { return p.m.cfg }
 
 // MaxBatch returns the most sequences one Logits call takes.
 func (p *Predictor[T]) MaxBatch() int { return p.maxBatch }

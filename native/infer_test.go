@@ -7,13 +7,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/arch"
 )
 
 // trainedTiny returns a float32 trainer of cfg after two steps on the tiny
 // batch (weights away from their initialisation, random features drawn)
 // and the model's variables as a predictor takes them.
-func trainedTiny(t *testing.T, cfg nn.ModelConfig) (*Trainer[float32], []Variable) {
+func trainedTiny(t *testing.T, cfg arch.ModelConfig) (*Trainer[float32], []Variable) {
 	t.Helper()
 	tr, err := New[float32](cfg, Options{LR: 1e-2, Warmup: 1, Steps: 2}, 3)
 	if err != nil {
@@ -96,7 +96,7 @@ func TestPredictorMatchesTrainer(t *testing.T) {
 // (the race detector watches the shared weights) and requires each call's
 // logits to equal the serial ones bit for bit.
 func TestPredictorClonesConcurrently(t *testing.T) {
-	for _, cfg := range []nn.ModelConfig{tinyModels()[4], tinyModels()[2], tinyOtherModels()[1], tinyOtherModels()[2], tinyOtherModels()[4]} {
+	for _, cfg := range []arch.ModelConfig{tinyModels()[4], tinyModels()[2], tinyOtherModels()[1], tinyOtherModels()[2], tinyOtherModels()[4]} {
 		_, vars := trainedTiny(t, cfg)
 		p, err := NewPredictor[float32](cfg, vars, 3)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/nn"
 )
 
@@ -85,11 +86,11 @@ func rpeMLP(t *testing.T, act string, ps []*Node) nn.MLP {
 // tnoCase is one token mixer configuration.
 type tnoCase struct {
 	name string
-	cfg  nn.ModelConfig
+	cfg  arch.ModelConfig
 }
 
 func tnoCases() []tnoCase {
-	base := nn.ModelConfig{Vocab: 5, Classes: 3, Length: 9, Width: 4, Depth: 1, RPEHidden: 5, RPELayers: 2,
+	base := arch.ModelConfig{Vocab: 5, Classes: 3, Length: 9, Width: 4, Depth: 1, RPEHidden: 5, RPELayers: 2,
 		SKIRank: 4, SKIFilter: 3, SKIGrid: 7, Lambda: 0.9}
 	var out []tnoCase
 	for _, c := range []struct {
@@ -97,9 +98,9 @@ func tnoCases() []tnoCase {
 		causal    bool
 		filter    int
 	}{
-		{nn.KindTNN, "gelu", false, 0}, {nn.KindTNN, "relu", true, 0},
-		{nn.KindFDTNN, "silu", true, 0}, {nn.KindFDTNN, "gelu", false, 0},
-		{nn.KindSKITNN, "", false, 3}, {nn.KindSKITNN, "", false, 4},
+		{arch.KindTNN, "gelu", false, 0}, {arch.KindTNN, "relu", true, 0},
+		{arch.KindFDTNN, "silu", true, 0}, {arch.KindFDTNN, "gelu", false, 0},
+		{arch.KindSKITNN, "", false, 3}, {arch.KindSKITNN, "", false, 4},
 	} {
 		cfg := base
 		cfg.Kind, cfg.RPEAct, cfg.Causal = c.kind, c.act, c.causal
@@ -113,14 +114,14 @@ func tnoCases() []tnoCase {
 }
 
 // newTNO builds the native token mixer of cfg on e channels.
-func newTNO(t *testing.T, cfg *nn.ModelConfig, e int) Layer[float64] {
+func newTNO(t *testing.T, cfg *arch.ModelConfig, e int) Layer[float64] {
 	t.Helper()
 	var l Layer[float64]
 	var err error
 	switch cfg.Kind {
-	case nn.KindTNN:
+	case arch.KindTNN:
 		l, err = newTNNTNO[float64](cfg, "/tno", e, true)
-	case nn.KindFDTNN:
+	case arch.KindFDTNN:
 		l, err = newFDTNO[float64](cfg, "/tno", e, true)
 	default:
 		l, err = newSKITNO[float64](cfg, "/tno", e, true)
@@ -131,13 +132,13 @@ func newTNO(t *testing.T, cfg *nn.ModelConfig, e int) Layer[float64] {
 	return l
 }
 
-// refTNO is the GoMLX token mixer of cfg (the forms nn.ModelConfig uses
+// refTNO is the GoMLX token mixer of cfg (the forms arch.ModelConfig uses
 // below its spectral length) for parameters ps in the native order.
-func refTNO(t *testing.T, cfg *nn.ModelConfig, x *Node, ps []*Node) *Node {
+func refTNO(t *testing.T, cfg *arch.ModelConfig, x *Node, ps []*Node) *Node {
 	g := x.Graph()
 	n, e := cfg.Length, x.Shape().Dim(2)
 	switch cfg.Kind {
-	case nn.KindTNN:
+	case arch.KindTNN:
 		coef := nn.TNNCoefficients(g, rpeMLP(t, cfg.RPEAct, ps), n, cfg.Lambda)
 		if cfg.Causal {
 			m := make([]float64, 2*n-1)
@@ -147,7 +148,7 @@ func refTNO(t *testing.T, cfg *nn.ModelConfig, x *Node, ps []*Node) *Node {
 			coef = Mul(coef, Reshape(Const(g, m), 2*n-1, 1))
 		}
 		return nn.ToeplitzDense(x, coef)
-	case nn.KindFDTNN:
+	case arch.KindFDTNN:
 		k := rpeMLP(t, cfg.RPEAct, ps).Apply(nn.FDInput(g, dtypes.Float64, n))
 		if cfg.Causal {
 			return nn.ToeplitzDense(x, nn.FDCausalCoefficients(k))
@@ -155,11 +156,11 @@ func refTNO(t *testing.T, cfg *nn.ModelConfig, x *Node, ps []*Node) *Node {
 		re, im := nn.SelectColumns(k, 0, e), nn.SelectColumns(k, e, 2*e)
 		return nn.ToeplitzDense(x, nn.FDBidirectionalCoefficients(re, im))
 	default:
-		p, err := nn.NewSKIPlan(n, cfg.SKIRank, cfg.SKIGrid, cfg.Lambda)
+		p, err := arch.NewSKIPlan(n, cfg.SKIRank, cfg.SKIGrid, cfg.Lambda)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return p.SKI(x, ps[0], ps[1])
+		return nn.SKI(p, x, ps[0], ps[1])
 	}
 }
 

@@ -5,12 +5,12 @@ import (
 	"math"
 	"strings"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/internal/rng"
-	"github.com/kernelkit/kernelkit/nn"
 )
 
-// Model is nn.ModelConfig's sequence classifier (the graph of
-// nn.ModelConfig.Logits) with a hand-written backward pass: token
+// Model is arch.ModelConfig's sequence classifier (the graph of
+// nn.Logits) with a hand-written backward pass: token
 // embedding (plus learned positions for the attention kinds), Depth
 // blocks of two pre-norm residual sub-blocks (TNN kinds: GTU with the
 // kind's token mixer, then GLU), masked mean pooling, RMS norm and a linear
@@ -18,7 +18,7 @@ import (
 // carry the scopes, names and shapes of the GoMLX context variables that
 // Logits creates.
 type Model[T Float] struct {
-	cfg      nn.ModelConfig
+	cfg      arch.ModelConfig
 	emb, pos *Param[T]
 	subs     []*subBlock[T] // 2·Depth sub-blocks in order
 	pool     rmsNorm[T]
@@ -49,10 +49,10 @@ type masker[T Float] interface{ SetMask(mask []T) }
 
 // NewModel builds the model of cfg (Defaults are applied and the
 // configuration validated) with zero parameters; Init draws them (random
-// features: Trainer sets them from nn.ModelConfig.FixedVariables). The
+// features: Trainer sets them from arch.ModelConfig.FixedVariables). The
 // attention kinds' mixers and FFNs and the adapters are the layers
 // NewAttention, NewFFN and NewAdapter build.
-func NewModel[T Float](cfg nn.ModelConfig) (*Model[T], error) {
+func NewModel[T Float](cfg arch.ModelConfig) (*Model[T], error) {
 	cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -77,7 +77,7 @@ func NewModel[T Float](cfg nn.ModelConfig) (*Model[T], error) {
 		}
 		for j, l := range []Layer[T]{mix, ffn} {
 			sb := &subBlock[T]{layer: l}
-			if cfg.Adapter != nn.AdapterNone {
+			if cfg.Adapter != arch.AdapterNone {
 				scope := block + []string{"/adapter_mix", "/adapter_ffn"}[j]
 				a, err := m.newAdapter(scope)
 				if err != nil {
@@ -115,21 +115,21 @@ func (m *Model[T]) blockLayers(block string, trainable bool) (mix, ffn Layer[T],
 	scope := block + "/gtu"
 	var tno Layer[T]
 	switch cfg.Kind {
-	case nn.KindTNN:
+	case arch.KindTNN:
 		t, err := newTNNTNO[T](cfg, scope+"/tno", e, trainable)
 		if err != nil {
 			return nil, nil, err
 		}
 		m.rpeStd(t.rpe)
 		tno = t
-	case nn.KindFDTNN:
+	case arch.KindFDTNN:
 		t, err := newFDTNO[T](cfg, scope+"/tno", e, trainable)
 		if err != nil {
 			return nil, nil, err
 		}
 		m.rpeStd(t.rpe)
 		tno = t
-	case nn.KindSKITNN:
+	case arch.KindSKITNN:
 		t, err := newSKITNO[T](cfg, scope+"/tno", e, trainable)
 		if err != nil {
 			return nil, nil, err
@@ -176,7 +176,7 @@ func (m *Model[T]) newAdapter(scope string) (Layer[T], error) {
 }
 
 // Config returns the model's configuration (with defaults applied).
-func (m *Model[T]) Config() nn.ModelConfig { return m.cfg }
+func (m *Model[T]) Config() arch.ModelConfig { return m.cfg }
 
 // Params returns every parameter of the model (random features included,
 // as non-trainable parameters).

@@ -12,21 +12,22 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train/losses"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/nn"
 )
 
 // tinyModels are the TNN-kind configurations of the whole-model tests.
-func tinyModels() []nn.ModelConfig {
-	base := nn.ModelConfig{Vocab: 7, Classes: 3, Length: 8, Width: 4, Depth: 2, Hidden: 6, RPEHidden: 5,
+func tinyModels() []arch.ModelConfig {
+	base := arch.ModelConfig{Vocab: 7, Classes: 3, Length: 8, Width: 4, Depth: 2, Hidden: 6, RPEHidden: 5,
 		SKIRank: 4, SKIFilter: 3, SKIGrid: 7}
-	var out []nn.ModelConfig
+	var out []arch.ModelConfig
 	for _, c := range []struct {
 		kind, act string
 		causal    bool
 		expand    int
 	}{
-		{nn.KindTNN, "relu", false, 1}, {nn.KindTNN, "gelu", true, 2}, {nn.KindSKITNN, "", false, 1},
-		{nn.KindFDTNN, "silu", true, 1}, {nn.KindFDTNN, "relu", false, 2},
+		{arch.KindTNN, "relu", false, 1}, {arch.KindTNN, "gelu", true, 2}, {arch.KindSKITNN, "", false, 1},
+		{arch.KindFDTNN, "silu", true, 1}, {arch.KindFDTNN, "relu", false, 2},
 	} {
 		cfg := base
 		cfg.Kind, cfg.RPEAct, cfg.Causal, cfg.Expand = c.kind, c.act, c.causal, c.expand
@@ -38,16 +39,16 @@ func tinyModels() []nn.ModelConfig {
 // tinyOtherModels are the attention kinds and the adapter configurations
 // of the whole-model tests (their layers are those of attention.go,
 // ffn.go and adapter.go).
-func tinyOtherModels() []nn.ModelConfig {
-	base := nn.ModelConfig{Vocab: 7, Classes: 3, Length: 8, Width: 4, Depth: 2, Hidden: 6, Heads: 2, Features: 3, Chunk: 4,
+func tinyOtherModels() []arch.ModelConfig {
+	base := arch.ModelConfig{Vocab: 7, Classes: 3, Length: 8, Width: 4, Depth: 2, Hidden: 6, Heads: 2, Features: 3, Chunk: 4,
 		RPEHidden: 5}
-	var out []nn.ModelConfig
+	var out []arch.ModelConfig
 	for _, c := range []struct {
 		kind, adapter  string
 		causal, frozen bool
 	}{
-		{nn.KindTransformer, "", false, false}, {nn.KindPerformer, "", true, false}, {nn.KindHRF, "", false, false},
-		{nn.KindTNN, nn.AdapterBottleneck, false, true}, {nn.KindPerformer, nn.AdapterSNNK, false, true},
+		{arch.KindTransformer, "", false, false}, {arch.KindPerformer, "", true, false}, {arch.KindHRF, "", false, false},
+		{arch.KindTNN, arch.AdapterBottleneck, false, true}, {arch.KindPerformer, arch.AdapterSNNK, false, true},
 	} {
 		cfg := base
 		cfg.Kind, cfg.Adapter, cfg.Causal, cfg.FreezeBackbone, cfg.AdapterSize = c.kind, c.adapter, c.causal, c.frozen, 3
@@ -66,7 +67,7 @@ var (
 	tinyAttnTokens = []int32{1, 2, 3, 4, 5, 6, 1, 2, 3, 3, 6, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0}
 )
 
-// gomlxLossAndGrads evaluates nn.ModelConfig.LogitsDType (float64) with the
+// gomlxLossAndGrads evaluates nn.LogitsDType (float64) with the
 // model's parameter values and returns the logits, GoMLX's mean sparse
 // cross-entropy and its gradients (autodiff) for every parameter, in the
 // order of m.Params().
@@ -80,7 +81,7 @@ func gomlxLossAndGrads(t *testing.T, m *Model[float64], tokens, labels []int32) 
 	B := len(labels)
 	exec, err := context.NewExec(testBackend(t), ctx.Reuse(), func(ctx *context.Context, tok *Node) []*Node {
 		g := tok.Graph()
-		z := cfg.LogitsDType(ctx, tok, dtypes.Float64)
+		z := nn.LogitsDType(&cfg, ctx, tok, dtypes.Float64)
 		lab := Reshape(Const(g, labels), B, 1)
 		l := ReduceAllMean(losses.SparseCategoricalCrossEntropyLogits([]*Node{lab}, []*Node{z}))
 		var vs []*Node
@@ -202,7 +203,7 @@ func TestModelRejectsBadInputs(t *testing.T) {
 			t.Errorf("labels %v: no error", labels)
 		}
 	}
-	for _, cfg := range []nn.ModelConfig{{Kind: "rnn", Vocab: 3, Classes: 2, Length: 4, Width: 2, Depth: 1}, {Kind: nn.KindTNN}} {
+	for _, cfg := range []arch.ModelConfig{{Kind: "rnn", Vocab: 3, Classes: 2, Length: 4, Width: 2, Depth: 1}, {Kind: arch.KindTNN}} {
 		if _, err := NewModel[float32](cfg); err == nil {
 			t.Errorf("config %+v: no error", cfg)
 		}
@@ -213,7 +214,7 @@ func TestModelRejectsBadInputs(t *testing.T) {
 // and on one, and requires the same bytes: ranges of work are fixed by
 // the shapes, not by the scheduling or the number of cores.
 func TestStepsAreReproducible(t *testing.T) {
-	for _, cfg := range []nn.ModelConfig{tinyModels()[2], tinyModels()[4], tinyOtherModels()[1]} {
+	for _, cfg := range []arch.ModelConfig{tinyModels()[2], tinyModels()[4], tinyOtherModels()[1]} {
 		cfg.Length, cfg.Width = 64, 8 // enough rows for several work ranges
 		tokens := make([]int32, 40*cfg.Length)
 		for i := range tokens {

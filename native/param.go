@@ -2,7 +2,7 @@ package native
 
 // Param is one trainable (or fixed) tensor of a native model. Scope and Name
 // are the scope and name of the GoMLX context variable that holds the same
-// tensor in nn.ModelConfig.Logits (for example "/block_0/gtu" and "wu"), so
+// tensor in nn.Logits (for example "/block_0/gtu" and "wu"), so
 // a checkpoint written by either engine (train.SavedVariable) loads in the
 // other. Dims is the tensor's shape, Value its elements row-major, and Grad
 // (same length as Value) the gradient that layers' Backward methods

@@ -3,7 +3,7 @@ package native
 import (
 	"errors"
 
-	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/arch"
 )
 
 // FeatureProjection computes dst (rows×m) = x·Ωᵀ for the rows of x
@@ -24,7 +24,7 @@ type FeatureProjection[T Float] func(layer int, omega, dst, x []T, rows, d, m in
 func (t *Trainer[T]) SetFeatureProjection(p FeatureProjection[T]) error {
 	var layers []*Attention[T]
 	for _, s := range t.model.subs {
-		if a, ok := s.layer.(*Attention[T]); ok && a.kind == nn.KindPerformer && !nn.FittedFamily(a.family) {
+		if a, ok := s.layer.(*Attention[T]); ok && a.kind == arch.KindPerformer && !arch.FittedFamily(a.family) {
 			layers = append(layers, a)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/arch"
 )
 
 // TestFeatureProjection checks the analog seam: a projection that
@@ -15,7 +15,7 @@ import (
 // projection refuses the seam.
 func TestFeatureProjection(t *testing.T) {
 	for _, causal := range []bool{false, true} {
-		cfg := nn.ModelConfig{Kind: nn.KindPerformer, Vocab: 7, Classes: 3, Length: 8, Width: 4, Depth: 2, Hidden: 6,
+		cfg := arch.ModelConfig{Kind: arch.KindPerformer, Vocab: 7, Classes: 3, Length: 8, Width: 4, Depth: 2, Hidden: 6,
 			Heads: 2, Features: 3, Chunk: 4, Causal: causal}
 		cfg.Defaults()
 		tr, err := New[float64](cfg, Options{LR: 1e-3}, 3)
@@ -71,8 +71,8 @@ func TestFeatureProjection(t *testing.T) {
 			}
 		}
 	}
-	for _, c := range []struct{ kind, fm string }{{nn.KindTNN, ""}, {nn.KindPerformer, nn.FeatureOPRF}, {nn.KindHRF, ""}} {
-		cfg := nn.ModelConfig{Kind: c.kind, Vocab: 7, Classes: 3, Length: 8, Width: 4, Depth: 1, Hidden: 6, Heads: 2,
+	for _, c := range []struct{ kind, fm string }{{arch.KindTNN, ""}, {arch.KindPerformer, arch.FeatureOPRF}, {arch.KindHRF, ""}} {
+		cfg := arch.ModelConfig{Kind: c.kind, Vocab: 7, Classes: 3, Length: 8, Width: 4, Depth: 1, Hidden: 6, Heads: 2,
 			Features: 3, RPEHidden: 5, FeatureMap: c.fm}
 		cfg.Defaults()
 		tr, err := New[float64](cfg, Options{LR: 1e-3}, 3)

@@ -5,8 +5,8 @@ import (
 	"math"
 	"sync"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/fft"
-	"github.com/kernelkit/kernelkit/nn"
 )
 
 // mlp is the RPE multilayer perceptron of tnn and fd-tnn (nn.MLP): layers
@@ -21,7 +21,7 @@ type mlp[T Float] struct {
 
 // newRPE builds the MLP 1 → RPEHidden (× RPELayers) → out of nn's
 // builder.rpe under scope, weights "w<l>" and biases "b<l>".
-func newRPE[T Float](cfg *nn.ModelConfig, scope string, out int, trainable bool) (*mlp[T], error) {
+func newRPE[T Float](cfg *arch.ModelConfig, scope string, out int, trainable bool) (*mlp[T], error) {
 	act, ok := activationByName[T](cfg.RPEAct)
 	if !ok {
 		return nil, fmt.Errorf("native: unknown RPE activation %q", cfg.RPEAct)
@@ -96,7 +96,7 @@ type tnnTNO[T Float] struct {
 }
 
 // newTNNTNO returns the tnn mixer of cfg on e channels under scope.
-func newTNNTNO[T Float](cfg *nn.ModelConfig, scope string, e int, trainable bool) (*tnnTNO[T], error) {
+func newTNNTNO[T Float](cfg *arch.ModelConfig, scope string, e int, trainable bool) (*tnnTNO[T], error) {
 	n := cfg.Length
 	rpe, err := newRPE[T](cfg, scope+"/rpe", e, trainable)
 	if err != nil {
@@ -157,7 +157,7 @@ func sharedFDMatrices[T Float](n int, causal bool) (re, im []T) {
 	key := fdKey{n, causal, dtypeName[T]()}
 	v, ok := fdCache.Load(key)
 	if !ok {
-		r, i := nn.FDMatrices(n, causal)
+		r, i := arch.FDMatrices(n, causal)
 		m := [2][]T{toT[T](r), nil}
 		if !causal {
 			m[1] = toT[T](i)
@@ -198,7 +198,7 @@ type fdTNO[T Float] struct {
 }
 
 // newFDTNO returns the fd-tnn mixer of cfg on e channels under scope.
-func newFDTNO[T Float](cfg *nn.ModelConfig, scope string, e int, trainable bool) (*fdTNO[T], error) {
+func newFDTNO[T Float](cfg *arch.ModelConfig, scope string, e int, trainable bool) (*fdTNO[T], error) {
 	n := cfg.Length
 	out := 2 * e
 	if cfg.Causal {
@@ -356,7 +356,7 @@ func (t *fdTNO[T]) coefGradByFFT(dc []T) {
 	}
 }
 
-// skiTNO is the token mixer of ski-tnn (nn.SKIPlan.SKI): the sparse
+// skiTNO is the token mixer of ski-tnn (nn.SKI): the sparse
 // convolution with filter (m×e) plus W·A·Wᵀx, A the (R×R per channel)
 // Toeplitz matrix of coefficients M·values (the middle grid value forced
 // to zero), applied by FFT.
@@ -375,8 +375,8 @@ type skiTNO[T Float] struct {
 }
 
 // newSKITNO returns the ski-tnn mixer of cfg on e channels under scope.
-func newSKITNO[T Float](cfg *nn.ModelConfig, scope string, e int, trainable bool) (*skiTNO[T], error) {
-	p, err := nn.NewSKIPlan(cfg.Length, cfg.SKIRank, cfg.SKIGrid, cfg.Lambda)
+func newSKITNO[T Float](cfg *arch.ModelConfig, scope string, e int, trainable bool) (*skiTNO[T], error) {
+	p, err := arch.NewSKIPlan(cfg.Length, cfg.SKIRank, cfg.SKIGrid, cfg.Lambda)
 	if err != nil {
 		return nil, err
 	}

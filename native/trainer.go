@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-
-	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/arch"
 )
 
 // Options are the optimiser settings of a Trainer, those of train.Config:
@@ -80,9 +77,9 @@ type Trainer[T Float] struct {
 }
 
 // New builds a trainer for cfg: the model initialised from seed (Init) and
-// its random features (nn.ModelConfig.FixedVariables for seed, the values
+// its random features (arch.ModelConfig.FixedVariables for seed, the values
 // GoMLX's path uses).
-func New[T Float](cfg nn.ModelConfig, opt Options, seed uint64) (*Trainer[T], error) {
+func New[T Float](cfg arch.ModelConfig, opt Options, seed uint64) (*Trainer[T], error) {
 	if !(opt.LR > 0) || math.IsInf(opt.LR, 0) || !(opt.WeightDecay >= 0) || math.IsInf(opt.WeightDecay, 0) {
 		return nil, fmt.Errorf("native: need a positive finite learning rate and a non-negative weight decay, got %v and %v", opt.LR, opt.WeightDecay)
 	}
@@ -115,7 +112,7 @@ func (t *Trainer[T]) Model() *Model[T] { return t.model }
 // StepCount returns the number of optimiser steps taken.
 func (t *Trainer[T]) StepCount() int { return t.step }
 
-// setFixed sets the random features to their draw k (nn.ModelConfig.FixedVariables).
+// setFixed sets the random features to their draw k (arch.ModelConfig.FixedVariables).
 func (t *Trainer[T]) setFixed(k int) error {
 	cfg := t.model.cfg
 	fixed, err := cfg.FixedVariables(t.seed, k)
@@ -130,52 +127,15 @@ func (t *Trainer[T]) setFixed(k int) error {
 		if p == nil {
 			return fmt.Errorf("native: the model has no random-feature variable %s/%s", f.Scope, f.Name)
 		}
-		v, err := tensorValues[T](f.Value.Shape().Dimensions, f.Value.Value())
-		if err != nil {
-			return err
+		if len(f.Value) != len(p.Value) {
+			return fmt.Errorf("native: random features %s/%s have %d values, want %d", f.Scope, f.Name, len(f.Value), len(p.Value))
 		}
-		if len(v) != len(p.Value) {
-			return fmt.Errorf("native: random features %s/%s have %d values, want %d", f.Scope, f.Name, len(v), len(p.Value))
+		for j, x := range f.Value {
+			p.Value[j] = T(x)
 		}
-		copy(p.Value, v)
 	}
 	t.redraws = k
 	return nil
-}
-
-// tensorValues flattens the value of a GoMLX tensor (nested slices of
-// float32) to T.
-func tensorValues[T Float](dims []int, v any) ([]T, error) {
-	var out []T
-	var walk func(v any) error
-	walk = func(v any) error {
-		switch x := v.(type) {
-		case []float32:
-			for _, f := range x {
-				out = append(out, T(f))
-			}
-		case []float64:
-			for _, f := range x {
-				out = append(out, T(f))
-			}
-		case [][]float32:
-			for _, r := range x {
-				if err := walk(r); err != nil {
-					return err
-				}
-			}
-		case [][]float64:
-			for _, r := range x {
-				if err := walk(r); err != nil {
-					return err
-				}
-			}
-		default:
-			return fmt.Errorf("native: random features of type %T (dimensions %v)", v, dims)
-		}
-		return nil
-	}
-	return out, walk(v)
 }
 
 // param returns the parameter of the given scope and name (nil if none).
@@ -331,11 +291,7 @@ func (t *Trainer[T]) ExportVariables() ([]Variable, error) {
 		hasRNG = hasRNG || v.Scope == "/" && v.Name == rngStateName
 	}
 	if !hasRNG {
-		rs, err := rngState(t.seed)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rs)
+		out = append(out, rngState(t.seed))
 	}
 	out = append(out, int64Var("/", globalStepName, int64(t.step)))
 	lr := t.opt.LR
@@ -361,27 +317,19 @@ func (t *Trainer[T]) ExportVariables() ([]Variable, error) {
 
 // rngStateName is the name of GoMLX's generator state variable (root
 // scope), which package train needs to resume a run.
-const rngStateName = "#rngState"
+const rngStateName = arch.RNGStateName
 
 // rngState returns the generator state a GoMLX run of package train with
-// this seed starts from (context.SetRNGStateFromSeed(seed>>1)): the engine
-// draws nothing from it, but a checkpoint must carry one.
-func rngState(seed uint64) (Variable, error) {
-	st, err := graph.RNGStateFromSeed(int64(seed >> 1))
-	if err != nil {
-		return Variable{}, err
+// this seed starts from (arch.RunRNGState, GoMLX's
+// context.SetRNGStateFromSeed(seed>>1)): the engine draws nothing from it,
+// but a checkpoint must carry one.
+func rngState(seed uint64) Variable {
+	st := arch.RunRNGState(seed)
+	data := make([]byte, 8*len(st))
+	for i, v := range st {
+		binary.LittleEndian.PutUint64(data[8*i:], v)
 	}
-	var data []byte
-	err = tensors.ConstFlatData(st, func(f []uint64) {
-		data = make([]byte, 8*len(f))
-		for i, v := range f {
-			binary.LittleEndian.PutUint64(data[8*i:], v)
-		}
-	})
-	if err != nil {
-		return Variable{}, err
-	}
-	return Variable{Scope: "/", Name: rngStateName, DType: "uint64", Dims: append([]int(nil), st.Shape().Dimensions...), Data: data}, nil
+	return Variable{Scope: "/", Name: rngStateName, DType: "uint64", Dims: []int{len(st)}, Data: data}
 }
 
 // ImportVariables loads a state written by ExportVariables or by package
@@ -491,7 +439,7 @@ func (t *Trainer[T]) LoadWeights(vars []Variable, keep func(scope, name string) 
 // them.
 func (m *Model[T]) ParamCounts() (trainable, model int) {
 	for _, p := range m.params {
-		if nn.IsFixedName(p.Name) {
+		if arch.IsFixedName(p.Name) {
 			continue
 		}
 		model += len(p.Value)

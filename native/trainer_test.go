@@ -15,6 +15,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/train/losses"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/internal/rng"
 	"github.com/kernelkit/kernelkit/native"
 	"github.com/kernelkit/kernelkit/nn"
@@ -42,7 +43,7 @@ func fromVariables(vs []native.Variable) []train.SavedVariable {
 
 // randomBatches draws n batches of B sequences (tokens in [0, vocab), a
 // padded tail of random length) and labels.
-func randomBatches(cfg nn.ModelConfig, n, B int, seed uint64) (toks, labs [][]int32) {
+func randomBatches(cfg arch.ModelConfig, n, B int, seed uint64) (toks, labs [][]int32) {
 	r := rng.New(seed)
 	for i := 0; i < n; i++ {
 		tok := make([]int32, B*cfg.Length)
@@ -71,13 +72,13 @@ func randomBatches(cfg nn.ModelConfig, n, B int, seed uint64) (toks, labs [][]in
 func TestTrainingMatchesGoMLX(t *testing.T) {
 	const steps, B = 20, 4
 	for _, c := range []struct{ kind, adapter, features string }{
-		{nn.KindTNN, "", ""}, {nn.KindSKITNN, "", ""}, {nn.KindFDTNN, "", ""}, {nn.KindTransformer, "", ""}, {nn.KindPerformer, "", ""},
-		{nn.KindHRF, "", ""}, {nn.KindFDTNN, nn.AdapterSNNK, ""},
-		{nn.KindPerformer, "", nn.FeatureSimRF}, {nn.KindPerformer, "", nn.FeatureOPRF}, {nn.KindPerformer, "", nn.FeatureSDERF},
+		{arch.KindTNN, "", ""}, {arch.KindSKITNN, "", ""}, {arch.KindFDTNN, "", ""}, {arch.KindTransformer, "", ""}, {arch.KindPerformer, "", ""},
+		{arch.KindHRF, "", ""}, {arch.KindFDTNN, arch.AdapterSNNK, ""},
+		{arch.KindPerformer, "", arch.FeatureSimRF}, {arch.KindPerformer, "", arch.FeatureOPRF}, {arch.KindPerformer, "", arch.FeatureSDERF},
 	} {
 		t.Run(c.kind+c.adapter+c.features, func(t *testing.T) {
-			cfg := nn.ModelConfig{Kind: c.kind, Vocab: 7, Classes: 3, Length: 8, Width: 4, Depth: 2, Hidden: 6, RPEHidden: 5,
-				SKIRank: 4, SKIFilter: 3, SKIGrid: 7, Causal: c.kind == nn.KindFDTNN || c.kind == nn.KindPerformer,
+			cfg := arch.ModelConfig{Kind: c.kind, Vocab: 7, Classes: 3, Length: 8, Width: 4, Depth: 2, Hidden: 6, RPEHidden: 5,
+				SKIRank: 4, SKIFilter: 3, SKIGrid: 7, Causal: c.kind == arch.KindFDTNN || c.kind == arch.KindPerformer,
 				Heads: 2, Features: 3, Chunk: 4, Adapter: c.adapter, AdapterSize: 3, FreezeBackbone: c.adapter != "", FeatureMap: c.features}
 			cfg.Defaults()
 			// The attention projections are redrawn every 7 steps (as
@@ -101,7 +102,7 @@ func TestTrainingMatchesGoMLX(t *testing.T) {
 					step := ConvertDType(optimizers.GetGlobalStepVar(ctx).ValueGraph(g), dtypes.Float64)
 					optimizers.LearningRateVar(ctx, dtypes.Float64, opt.LR).SetValueGraph(train.Schedule(step, opt.LR, opt.Warmup, opt.Steps))
 				}
-				return []*Node{cfg.LogitsDType(ctx, inputs[0], dtypes.Float64)}
+				return []*Node{nn.LogitsDType(&cfg, ctx, inputs[0], dtypes.Float64)}
 			}
 			gt := gtrain.NewTrainer(be, ctx, model, losses.SparseCategoricalCrossEntropyLogits,
 				optimizers.Adam().WeightDecay(opt.WeightDecay).Done(), nil, nil)
@@ -117,13 +118,13 @@ func TestTrainingMatchesGoMLX(t *testing.T) {
 						if !f.Redrawn {
 							continue
 						}
-						v := tensors.MustCopyFlatData[float32](f.Value)
+						v := f.Value
 						w := make([]float64, len(v))
 						for i, x := range v {
 							w[i] = float64(x)
 						}
 						if err := ctx.GetVariableByScopeAndName(f.Scope, f.Name).SetValue(
-							tensors.FromFlatDataAndDimensions(w, f.Value.Shape().Dimensions...)); err != nil {
+							tensors.FromFlatDataAndDimensions(w, f.Dims...)); err != nil {
 							t.Fatal(err)
 						}
 					}
@@ -175,7 +176,7 @@ func TestTrainingMatchesGoMLX(t *testing.T) {
 				// normalises that noise into steps of size lr, so the two
 				// engines' bk (which the loss does not depend on) differ
 				// by O(lr·steps). It is counted but not compared.
-				skip := c.kind == nn.KindTransformer && strings.HasPrefix(v.Name, "bk")
+				skip := c.kind == arch.KindTransformer && strings.HasPrefix(v.Name, "bk")
 				switch v.DType {
 				case "float64":
 					checked++
@@ -234,7 +235,7 @@ func TestCheckpointsShareEngines(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "ck.json")
 	cfg := train.Config{
-		Model: nn.ModelConfig{Kind: nn.KindFDTNN, Vocab: tasks.VocabSize, Classes: tasks.Classes, Length: 16, Width: 8, Depth: 1,
+		Model: arch.ModelConfig{Kind: arch.KindFDTNN, Vocab: tasks.VocabSize, Classes: tasks.Classes, Length: 16, Width: 8, Depth: 1,
 			Hidden: 8, RPEHidden: 4},
 		Steps: 3, Batch: 8, LR: 3e-3, WeightDecay: 0.01, Warmup: 1, Seed: 2, Checkpoint: path,
 		Backend: nn.DefaultBackend, // GoMLX's pure-Go backend, not this engine

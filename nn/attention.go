@@ -5,10 +5,6 @@ import (
 	"math"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
-	"gonum.org/v1/gonum/mat"
-
-	"github.com/kernelkit/kernelkit/features"
-	"github.com/kernelkit/kernelkit/sampler"
 )
 
 // SoftmaxAttention returns softmax(QKᵀ/√d)V for q, k (B×H×L×d) and v
@@ -130,17 +126,4 @@ func causalLinear(qf, kf, v *Node, chunk int) *Node {
 		den = Add(den, einsum("znci,zni->znc", qc, pzs))
 	}
 	return Reshape(Div(num, InsertAxes(den, -1)), b, h, l, dv)
-}
-
-// DrawFavorProjection draws the FAVOR+ projection (m×d) for the given
-// seed: orthogonal random features (blocks of d orthogonal Gaussian rows
-// with χ-distributed norms, sampler.Orthogonal), the same matrix as
-// features.New(Config{Kernel: "softmax", Sampler: sampler.Orthogonal{}})
-// draws. A redraw policy calls it with a new seed.
-func DrawFavorProjection(m, d int, seed uint64) ([]float64, error) {
-	mp, err := features.New(features.Config{Kernel: "softmax", Features: m, Sampler: sampler.Orthogonal{}, Seed: seed}, d)
-	if err != nil {
-		return nil, err
-	}
-	return append([]float64(nil), mat.DenseCopyOf(mp.W()).RawMatrix().Data...), nil
 }

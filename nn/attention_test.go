@@ -6,6 +6,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/attention"
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/sampler"
@@ -47,7 +48,7 @@ func TestLinearAttentionMatchesAttentionLinear(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	om, err := DrawFavorProjection(m, d, 4)
+	om, err := arch.DrawFavorProjection(m, d, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestLinearAttentionMatchesAttentionLinear(t *testing.T) {
 // the prefix.
 func TestKeyMask(t *testing.T) {
 	const l, keep, d, m = 6, 4, 4, 8
-	om, err := DrawFavorProjection(m, d, 1)
+	om, err := arch.DrawFavorProjection(m, d, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

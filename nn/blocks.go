@@ -6,9 +6,6 @@ import (
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
 	"github.com/gomlx/gomlx/pkg/ml/layers/activations"
-	"gonum.org/v1/gonum/mat"
-
-	"github.com/kernelkit/kernelkit/features"
 )
 
 // Affine returns x·W + b on the last axis of x (…×in), W in×out, b out
@@ -73,17 +70,6 @@ func FFN(x, w1, b1, w2, b2 *Node) *Node {
 func SNNKFeatures(x, g *Node) *Node {
 	m := g.Shape().Dim(0)
 	return MulScalar(activations.Relu(einsum("md,pd->pm", g, Reshape(x, x.Shape().Size()/g.Shape().Dim(1), g.Shape().Dim(1)))), 1/math.Sqrt(float64(m)))
-}
-
-// SNNKTower draws the fixed projection G (m×d, row-major) of the
-// ReLU-SNNK input tower: the arc-cosine order-1 map's projection that
-// snnk.NewReLU(d, m, nil, seed) draws.
-func SNNKTower(m, d int, seed uint64) ([]float64, error) {
-	mp, err := features.New(features.Config{Kernel: "arccos1", Features: m, Seed: seed}, d)
-	if err != nil {
-		return nil, err
-	}
-	return append([]float64(nil), mat.DenseCopyOf(mp.W()).RawMatrix().Data...), nil
 }
 
 // SNNKLayer is the SNNK layer y = Φ(x)ᵀA (SNNK paper Eq. 4 with the

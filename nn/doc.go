@@ -1,6 +1,7 @@
 // Package nn holds the trainable layers of kernelkit's sequence models as
 // GoMLX graph functions, so that gradients come from GoMLX's automatic
-// differentiation, and the models assembled from them (ModelConfig). Every
+// differentiation, and the models assembled from them (Logits of an
+// arch.ModelConfig, the specification, which holds no graph code). Every
 // layer is checked against kernelkit's own forward operator (packages
 // attention, toeplitz, snnk, features) and its gradient against central
 // differences.
@@ -18,7 +19,7 @@
 //     width m plus the SKI low-rank term, A_ij = RPE(x(p_i − p_j)) on r
 //     inducing points, RPE piecewise linear on [−1, 1] with RPE(0) = 0 and
 //     the inverse time warp x(t) = sign(t)·λ^|t| (Sec. 3.2.2); W is the
-//     linear interpolation matrix (SKIPlan).
+//     linear interpolation matrix (arch.SKIPlan, applied by SKI).
 //   - FD-TNO (Algorithm 2, Sec. 3.3): an RPE of cos ω gives the frequency
 //     response on ω_m = mπ/n; causal: k̂ − i·H{k̂} (discrete Hilbert
 //     transform, Definition 1), whose kernel is zero at negative lags;
@@ -54,7 +55,7 @@
 //
 // Softmax attention softmax(QKᵀ/√d)V (Eq. 3), and FAVOR+ linear attention
 // D̃⁻¹(Q'((K')ᵀV)) with positive random features φ(x) = exp(ωᵢᵀx −
-// ‖x‖²/2)/√m of q, k scaled by d^(−1/4), orthogonal ω (DrawFavorProjection;
+// ‖x‖²/2)/√m of q, k scaled by d^(−1/4), orthogonal ω (arch.DrawFavorProjection;
 // a redraw policy replaces them every so many steps). The causal form is
 // chunked: a masked product inside each chunk plus prefix sums of the chunk
 // states, taken by a product with a strictly lower triangular matrix over
@@ -76,7 +77,7 @@
 // softmax kernel, SM̂(q, k) = λ̂(q, k)·SM̂⁺(q, k) + (1 − λ̂(q, k))·SM̂ᵗʳⁱᵍ(q, k)
 // (Eq. 8 with the angular λ of Eq. 19 estimated by its own sign features),
 // the same estimator as hybrid.Angular (projections by
-// DrawHybridProjections with its sampler calls and seeds). The features
+// arch.DrawHybridProjections with its sampler calls and seeds). The features
 // are never formed in full: the λ̂ features multiply the positive and
 // trigonometric ones inside the products, so the cost stays linear in L;
 // bidirectional and chunked causal forms, rows rescaled against overflow.

@@ -3,76 +3,12 @@ package nn
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
 	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"gonum.org/v1/gonum/mat"
 
-	"github.com/kernelkit/kernelkit/features"
-	"github.com/kernelkit/kernelkit/prf"
+	"github.com/kernelkit/kernelkit/arch"
 )
-
-// Feature families of the performer's attention (ModelConfig.FeatureMap).
-// All four estimate the softmax kernel exp(qᵀk) without bias with
-// positive features; they differ in variance (package prf).
-const (
-	// FeatureFavor is FAVOR+: φ(x) = exp(ωᵢᵀx − ‖x‖²/2)/√m with
-	// orthogonal random features (the default; "" means the same).
-	FeatureFavor = "favor+"
-	// FeatureSimRF is FAVOR+'s map with simplex-coupled directions
-	// (prf.Simplex, SimRF paper Sec. 3): only the draw of ω changes.
-	FeatureSimRF = "simrf"
-	// FeatureOPRF is the optimal positive random feature map (FAVOR++, CRT
-	// paper Theorem 3.3): its scalar parameter A is fitted to the queries
-	// and keys of each sequence and head (FitFeatureFamily).
-	FeatureOPRF = "oprf"
-	// FeatureSDERF is the symmetric dense-exponential map (FAVOR#, DERF
-	// paper Theorem 4.3): per-direction parameters in the eigenbasis of
-	// the queries' and keys' pair moment, fitted per sequence and head.
-	FeatureSDERF = "sderf"
-)
-
-// FeatureMaps lists the feature families of the performer.
-var FeatureMaps = []string{FeatureFavor, FeatureSimRF, FeatureOPRF, FeatureSDERF}
-
-// FeatureFamily returns the family a ModelConfig.FeatureMap value names
-// ("" is FeatureFavor), or an error for an unknown name.
-func FeatureFamily(name string) (string, error) {
-	switch n := strings.ToLower(strings.TrimSpace(name)); n {
-	case "", FeatureFavor:
-		return FeatureFavor, nil
-	case FeatureSimRF, FeatureOPRF, FeatureSDERF:
-		return n, nil
-	}
-	return "", fmt.Errorf("nn: unknown feature map %q (want %s)", name, strings.Join(FeatureMaps, ", "))
-}
-
-// FittedFamily reports whether the family has parameters fitted to the
-// data (oprf, sderf), which the attention computes from each sequence's
-// queries and keys.
-func FittedFamily(family string) bool { return family == FeatureOPRF || family == FeatureSDERF }
-
-// DrawFeatureProjection draws the m×d projection ω of the performer's
-// feature family for the given seed (row-major): simplex random features
-// (prf.Simplex) for simrf, orthogonal random features for the others, the
-// matrix DrawFavorProjection draws (so that favor+, oprf and sderf models
-// of one seed share their draws). A redraw policy calls it with a new
-// seed.
-func DrawFeatureProjection(family string, m, d int, seed uint64) ([]float64, error) {
-	fam, err := FeatureFamily(family)
-	if err != nil {
-		return nil, err
-	}
-	if fam != FeatureSimRF {
-		return DrawFavorProjection(m, d, seed)
-	}
-	mp, err := features.New(features.Config{Kernel: "softmax", Features: m, Sampler: prf.Simplex{}, Seed: seed}, d)
-	if err != nil {
-		return nil, err
-	}
-	return append([]float64(nil), mat.DenseCopyOf(mp.W()).RawMatrix().Data...), nil
-}
 
 // FamilyAttention returns the performer's linear attention D̃⁻¹(Q'((K')ᵀV))
 // with the features of family for q, k (B×H×L×d) and v (B×H×L×dv) and the
@@ -94,11 +30,11 @@ func DrawFeatureProjection(family string, m, d int, seed uint64) ([]float64, err
 // whole sequence, also when causal (see FitFeatureFamily). It panics on
 // an unknown family or mismatched shapes.
 func FamilyAttention(q, k, v, omega *Node, family string, causal bool, chunk int, keyMask *Node) *Node {
-	fam, err := FeatureFamily(family)
+	fam, err := arch.FeatureFamily(family)
 	if err != nil {
 		panic(err)
 	}
-	if !FittedFamily(fam) {
+	if !arch.FittedFamily(fam) {
 		return LinearAttention(q, k, v, omega, causal, chunk, keyMask)
 	}
 	d := q.Shape().Dim(-1)

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/attention"
 	"github.com/kernelkit/kernelkit/prf"
 )
@@ -66,7 +66,7 @@ func familyRef(t *testing.T, family string, omega []float64, m int, q, k *mat.De
 // output's scale leaves orders of magnitude.
 func TestFamilyAttentionMatchesAttentionLinear(t *testing.T) {
 	const b, h, l, d, dv, m = 2, 2, 8, 4, 3, 16
-	om, err := DrawFeatureProjection(FeatureOPRF, m, d, 4)
+	om, err := arch.DrawFeatureProjection(FeatureOPRF, m, d, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestFamilyAttentionMatchesAttentionLinear(t *testing.T) {
 // fit is a constant to the gradient) against central differences.
 func TestFittedAttentionGradient(t *testing.T) {
 	const b, h, l, d, dv, m = 1, 2, 6, 4, 2, 8
-	om, err := DrawFeatureProjection(FeatureSDERF, m, d, 2)
+	om, err := arch.DrawFeatureProjection(FeatureSDERF, m, d, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestFittedAttentionGradient(t *testing.T) {
 // queries, keys and values change.
 func TestFamilyAttentionKeyMask(t *testing.T) {
 	const b, h, l, d, dv, m = 2, 1, 6, 4, 2, 8
-	om, err := DrawFeatureProjection(FeatureSDERF, m, d, 3)
+	om, err := arch.DrawFeatureProjection(FeatureSDERF, m, d, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,14 +273,14 @@ func TestFeatureMapConfig(t *testing.T) {
 		}
 		var out [][]float32
 		for _, f := range fv {
-			out = append(out, tensors.MustCopyFlatData[float32](f.Value))
+			out = append(out, f.Value)
 		}
 		return out
 	}
 	same := func(a, b [][]float32) bool {
 		return slices.EqualFunc(a, b, func(x, y []float32) bool { return slices.Equal(x, y) })
 	}
-	for _, fm := range FeatureMaps {
+	for _, fm := range arch.FeatureMaps {
 		if !same(draws(fm, 3, 2), draws(fm, 3, 2)) {
 			t.Errorf("%s: the same seed and redraw gave different draws", fm)
 		}
@@ -293,7 +293,7 @@ func TestFeatureMapConfig(t *testing.T) {
 			t.Errorf("%s: draws differ from favor+'s", fm)
 		}
 	}
-	om, err := DrawFeatureProjection(FeatureSimRF, 8, 4, 9)
+	om, err := arch.DrawFeatureProjection(FeatureSimRF, 8, 4, 9)
 	if err != nil {
 		t.Fatal(err)
 	}

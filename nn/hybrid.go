@@ -6,63 +6,7 @@ import (
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
 	"github.com/gomlx/gomlx/pkg/core/shapes"
-
-	"github.com/kernelkit/kernelkit/hybrid"
-	"github.com/kernelkit/kernelkit/sampler"
 )
-
-// HybridProjections are the fixed random projections of angular hybrid
-// attention for inputs of dimension D: Pos (M×D) of the positive base
-// estimator, Trig (M×D) of the trigonometric one and Tau (N×D) of the sgn
-// features of the angular λ, row-major, drawn exactly as hybrid.Angular
-// draws them.
-type HybridProjections struct {
-	M, N, D        int
-	Pos, Trig, Tau []float64
-}
-
-// DrawHybridProjections draws the projections of hybrid.Angular(d, o):
-// the positive base from o.Seed, the trigonometric base from o.Seed+1 (the
-// same matrix when o.Shared) and the λ estimator's τ from o.Seed+2, all by
-// o.Sampler (nil: iid Gaussian). A redraw policy calls it with a new seed.
-// It returns an error when a count is not positive or the sampler fails.
-func DrawHybridProjections(d int, o hybrid.Options) (*HybridProjections, error) {
-	if o.M <= 0 || o.N <= 0 || d <= 0 {
-		return nil, fmt.Errorf("nn: hybrid projections need positive M, N and d, got %d, %d, %d", o.M, o.N, d)
-	}
-	s := sampler.Or(o.Sampler)
-	w1, err := s.Sample(o.M, d, o.Seed)
-	if err != nil {
-		return nil, err
-	}
-	w2 := w1
-	if !o.Shared {
-		if w2, err = s.Sample(o.M, d, o.Seed+1); err != nil {
-			return nil, err
-		}
-	}
-	tau, err := s.Sample(o.N, d, o.Seed+2)
-	if err != nil {
-		return nil, err
-	}
-	flat := func(r, c int, at func(i, j int) float64) []float64 {
-		out := make([]float64, 0, r*c)
-		for i := 0; i < r; i++ {
-			for j := 0; j < c; j++ {
-				out = append(out, at(i, j))
-			}
-		}
-		return out
-	}
-	return &HybridProjections{M: o.M, N: o.N, D: d,
-		Pos:  flat(o.M, d, w1.At),
-		Trig: flat(o.M, d, w2.At),
-		Tau:  flat(o.N, d, tau.At)}, nil
-}
-
-// HybridFeatureDim returns the feature dimension 4M(1+N) of angular hybrid
-// attention with M projections per base estimator and N sgn projections.
-func HybridFeatureDim(m, n int) int { return 4 * m * (1 + n) }
 
 // HybridFeatures returns the query (query = true) or key features of the
 // angular hybrid estimator of the softmax kernel (HRF Eq. 8, 12 and 19;

@@ -8,6 +8,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/attention"
 	"github.com/kernelkit/kernelkit/hybrid"
 	"github.com/kernelkit/kernelkit/sampler"
@@ -17,7 +18,7 @@ import (
 // them as test arrays with the kernelkit estimator itself.
 func hybridInputs(t *testing.T, d int, o hybrid.Options) (pos, trig, tau arr, ref *hybrid.HRF) {
 	t.Helper()
-	p, err := DrawHybridProjections(d, o)
+	p, err := arch.DrawHybridProjections(d, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestHybridFeaturesMatchAngular(t *testing.T) {
 		return []*Node{HybridFeatures(in[0], in[2], in[3], in[4], true), HybridFeatures(in[1], in[2], in[3], in[4], false)}
 	}
 	out := eval(t, fn, x, y, pos, trig, tau)
-	dim := HybridFeatureDim(o.M, o.N)
+	dim := arch.HybridFeatureDim(o.M, o.N)
 	if len(out[0]) != l*dim || ref.Dim() != dim {
 		t.Fatalf("feature dimension %d (graph), %d (hybrid.Angular), want %d", len(out[0])/l, ref.Dim(), dim)
 	}
@@ -189,11 +190,11 @@ func TestHybridAttentionFloat32(t *testing.T) {
 // errors.
 func TestDrawHybridProjectionsErrors(t *testing.T) {
 	for _, o := range []hybrid.Options{{M: 0, N: 1}, {M: 1, N: 0}, {M: -1, N: 2}} {
-		if _, err := DrawHybridProjections(4, o); err == nil {
+		if _, err := arch.DrawHybridProjections(4, o); err == nil {
 			t.Errorf("M=%d, N=%d: no error", o.M, o.N)
 		}
 	}
-	if _, err := DrawHybridProjections(0, hybrid.Options{M: 1, N: 1}); err == nil {
+	if _, err := arch.DrawHybridProjections(0, hybrid.Options{M: 1, N: 1}); err == nil {
 		t.Error("d=0: no error")
 	}
 }

@@ -9,12 +9,13 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/internal/rng"
 )
 
 func modelLogits(t *testing.T, ctx *context.Context, c *ModelConfig, tokens *tensors.Tensor) []float32 {
 	t.Helper()
-	exec, err := context.NewExec(testBackend(t), ctx, func(ctx *context.Context, tok *Node) *Node { return c.Logits(ctx, tok) })
+	exec, err := context.NewExec(testBackend(t), ctx, func(ctx *context.Context, tok *Node) *Node { return Logits(c, ctx, tok) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func modelLogits(t *testing.T, ctx *context.Context, c *ModelConfig, tokens *ten
 // adapted model starts as the pre-trained one.
 func TestAdaptersStartAsIdentity(t *testing.T) {
 	tok := tensors.FromValue([][]int32{{3, 11, 4, 5, 15, 0, 0, 0}, {12, 1, 2, 15, 7, 8, 9, 0}})
-	for _, kind := range Kinds {
+	for _, kind := range arch.Kinds {
 		base := ModelConfig{Kind: kind, Vocab: 20, Classes: 4, Length: 8, Width: 8, Depth: 2, Heads: 2, SKIRank: 4, SKIFilter: 3, SKIGrid: 5, Features: 8, Chunk: 4}
 		base.Defaults()
 		if err := base.Validate(); err != nil {
@@ -44,7 +45,7 @@ func TestAdaptersStartAsIdentity(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, f := range fixed {
-			ctx.InAbsPath(f.Scope).VariableWithValue(f.Name, f.Value).SetTrainable(false)
+			ctx.InAbsPath(f.Scope).VariableWithValue(f.Name, FixedTensor(f)).SetTrainable(false)
 		}
 		want := modelLogits(t, ctx, &base, tok)
 		if len(want) != 2*4 {
@@ -58,7 +59,7 @@ func TestAdaptersStartAsIdentity(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, f := range fixed {
-				ctx.InAbsPath(f.Scope).Checked(false).VariableWithValue(f.Name, f.Value).SetTrainable(false)
+				ctx.InAbsPath(f.Scope).Checked(false).VariableWithValue(f.Name, FixedTensor(f)).SetTrainable(false)
 			}
 			got := modelLogits(t, ctx, &c, tok)
 			for i := range want {
@@ -85,7 +86,7 @@ func TestPaddingIsIgnored(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, f := range fixed {
-			ctx.InAbsPath(f.Scope).VariableWithValue(f.Name, f.Value).SetTrainable(false)
+			ctx.InAbsPath(f.Scope).VariableWithValue(f.Name, FixedTensor(f)).SetTrainable(false)
 		}
 		a := modelLogits(t, ctx, &c, tensors.FromValue([][]int32{{3, 4, 5, 0, 0, 0, 0, 0}}))
 		// Same real tokens; the padding embedding row changed in value does

@@ -9,6 +9,8 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/kernelkit/kernelkit/arch"
 )
 
 // TestVariablesMatchLogits builds the graph of every kind (causal,
@@ -28,7 +30,7 @@ func TestVariablesMatchLogits(t *testing.T) {
 		{"snnk", func(c *ModelConfig) { c.Adapter, c.RPELayers, c.Expand = AdapterSNNK, 2, 2 }},
 		{"no rpe hidden", func(c *ModelConfig) { c.RPELayers = -1 }},
 	}
-	for _, kind := range Kinds {
+	for _, kind := range arch.Kinds {
 		for _, v := range variants {
 			c := ModelConfig{Kind: kind, Vocab: 20, Classes: 4, Length: 8, Width: 8, Depth: 2, Heads: 2, SKIRank: 4, SKIFilter: 3, SKIGrid: 5, Features: 8, Chunk: 4}
 			v.mod(&c)
@@ -50,7 +52,7 @@ func TestVariablesMatchLogits(t *testing.T) {
 				}
 				key := fmt.Sprintf("%s/%s%v", gv.Scope(), gv.Name(), gv.Shape().Dimensions)
 				got[key] = true
-				if IsFixedName(gv.Name()) {
+				if arch.IsFixedName(gv.Name()) {
 					fixed += int64(gv.Shape().Size())
 				} else {
 					params += int64(gv.Shape().Size())
@@ -59,7 +61,7 @@ func TestVariablesMatchLogits(t *testing.T) {
 			want := map[string]bool{}
 			for _, s := range c.Variables() {
 				want[fmt.Sprintf("%s/%s%v", s.Scope, s.Name, s.Dims)] = true
-				if s.Fixed != IsFixedName(s.Name) {
+				if s.Fixed != arch.IsFixedName(s.Name) {
 					t.Errorf("%s %s: %s/%s fixed %v", kind, v.name, s.Scope, s.Name, s.Fixed)
 				}
 			}
@@ -117,7 +119,7 @@ func TestEstimateMemory(t *testing.T) {
 	if want := 4.0 * 32 * 128 * 128; est.Largest != want {
 		t.Errorf("dense TNN: largest %v (%s), want the Toeplitz matrices %v", est.Largest, est.LargestWhat, want)
 	}
-	for _, kind := range Kinds {
+	for _, kind := range arch.Kinds {
 		for _, causal := range []bool{false, true} {
 			c := base(kind)
 			if causal && kind == KindSKITNN {
@@ -146,17 +148,17 @@ func TestEstimateMemory(t *testing.T) {
 		t.Error("ParamCount counted 2^72 parameters")
 	}
 	deep := base(KindTransformer)
-	deep.Depth = 1 << 24 // beyond MaxDepth: refused before the blocks are listed
+	deep.Depth = 1 << 24 // beyond arch.MaxDepth: refused before the blocks are listed
 	if _, _, err := deep.ParamCount(); err == nil {
 		t.Error("ParamCount listed 2^24 blocks")
 	}
-	deep.Depth = MaxDepth
+	deep.Depth = arch.MaxDepth
 	p, _, err := deep.ParamCount()
-	if err != nil || p < MaxDepth*4*(32*32) {
-		t.Errorf("depth %d: %d parameters (%v)", MaxDepth, p, err)
+	if err != nil || p < arch.MaxDepth*4*(32*32) {
+		t.Errorf("depth %d: %d parameters (%v)", arch.MaxDepth, p, err)
 	}
 	est, err = deep.EstimateMemory(1<<24, true)
-	if err != nil || math.IsInf(est.Activations, 0) || est.Activations < float64(MaxDepth)*(1<<24)*32 {
-		t.Errorf("depth %d and batch 2^24: activations %v (%v)", MaxDepth, est.Activations, err)
+	if err != nil || math.IsInf(est.Activations, 0) || est.Activations < float64(arch.MaxDepth)*(1<<24)*32 {
+		t.Errorf("depth %d and batch 2^24: activations %v (%v)", arch.MaxDepth, est.Activations, err)
 	}
 }

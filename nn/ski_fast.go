@@ -52,8 +52,8 @@ func sparseConvShifted(x, filter *Node) *Node {
 	return y
 }
 
-// skiShifted is SKIPlan.SKI with the sparse convolution computed by
+// skiShifted is SKI with the sparse convolution computed by
 // sparseConvShifted (no gather or scatter); equal to SKI to rounding.
-func (p *SKIPlan) skiShifted(x, values, filter *Node) *Node {
-	return p.ski(x, values, filter, sparseConvShifted)
+func skiShifted(p *SKIPlan, x, values, filter *Node) *Node {
+	return ski(p, x, values, filter, sparseConvShifted)
 }

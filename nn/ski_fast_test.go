@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
+
+	"github.com/kernelkit/kernelkit/arch"
 )
 
 // TestSparseConvShiftedMatchesSparseConv checks the slice form of the
@@ -21,12 +23,12 @@ func TestSparseConvShiftedMatchesSparseConv(t *testing.T) {
 		checkGradient(t, name, fn, x, f)
 	}
 	const b, n, d, r, grid, m = 2, 11, 2, 4, 7, 3
-	plan, err := NewSKIPlan(n, r, grid, 0.9)
+	plan, err := arch.NewSKIPlan(n, r, grid, 0.9)
 	if err != nil {
 		t.Fatal(err)
 	}
 	x, vals, f := randArr(3, 1, b, n, d), randArr(4, 1, grid, d), randArr(5, 1, m, d)
-	fn := func(in []*Node) *Node { return plan.skiShifted(in[0], in[1], in[2]) }
-	assertClose(t, "SKI", eval1(t, fn, x, vals, f), eval1(t, func(in []*Node) *Node { return plan.SKI(in[0], in[1], in[2]) }, x, vals, f), 1e-12)
+	fn := func(in []*Node) *Node { return skiShifted(plan, in[0], in[1], in[2]) }
+	assertClose(t, "SKI", eval1(t, fn, x, vals, f), eval1(t, func(in []*Node) *Node { return SKI(plan, in[0], in[1], in[2]) }, x, vals, f), 1e-12)
 	checkGradient(t, "SKI", fn, x, vals, f)
 }

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/dsp/fourier"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/internal/rng"
 	"github.com/kernelkit/kernelkit/toeplitz"
 )
@@ -148,7 +149,7 @@ func TestTNNMatchesTNNKernels(t *testing.T) {
 
 func TestSKIMatchesToeplitzSKI(t *testing.T) {
 	const b, n, d, r, grid, m, lambda = 2, 23, 3, 6, 7, 4, 0.8
-	plan, err := NewSKIPlan(n, r, grid, lambda)
+	plan, err := arch.NewSKIPlan(n, r, grid, lambda)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func TestSKIMatchesToeplitzSKI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn := func(in []*Node) *Node { return plan.SKI(in[0], in[1], in[2]) }
+	fn := func(in []*Node) *Node { return SKI(plan, in[0], in[1], in[2]) }
 	assertClose(t, "SKI", eval1(t, fn, x, vals, filt), refApply(t, x, ski.Apply), 1e-12)
 	// The piecewise linear RPE has kinks at grid points, but the warped
 	// offsets are fixed, so the output is linear in values and filter (and

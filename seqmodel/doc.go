@@ -14,13 +14,13 @@
 //	bytes 8–11    the format version, 1
 //	bytes 12–15   the header's length H, 2 ≤ H ≤ MaxHeaderBytes
 //	H bytes       the header, JSON (Header): format name, the model's kind
-//	              and every setting (nn.ModelConfig, defaults applied), the
+//	              and every setting (arch.ModelConfig, defaults applied), the
 //	              vocabulary by token id (id 0 is padding), the tokenizer
 //	              (split at white space, tokens dropped), the class names,
 //	              the maximum length, the run's seed and step, and the
 //	              variables that follow with their dimensions
 //	4·N bytes     the weights: float32, the variables in the header's order
-//	              (nn.ModelConfig.Variables: embeddings, blocks, classifier;
+//	              (arch.ModelConfig.Variables: embeddings, blocks, classifier;
 //	              random features included), each row-major
 //	32 bytes      the SHA-256 digest of everything before it
 //
@@ -70,7 +70,7 @@
 //
 // Memory. A Scorer's forward passes take at most MaxBatch sequences; their
 // working memory is estimated before anything is allocated
-// (Model.ForwardMemory: nn.ModelConfig.EstimateMemory of the forward
+// (Model.ForwardMemory: arch.ModelConfig.EstimateMemory of the forward
 // graph, which bounds the native engine's buffers, measured 2 to 10 times
 // below it) and checked against the budget (ScorerOptions.MaxMemory) for
 // every replica. Replicas share the weights, read only.

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/seqmodel"
 	"github.com/kernelkit/kernelkit/tasks"
 	"github.com/kernelkit/kernelkit/train"
@@ -26,7 +26,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	tr, err := train.New(train.Config{Model: nn.ModelConfig{Kind: nn.KindFDTNN, Vocab: tasks.VocabSize, Classes: tasks.Classes,
+	tr, err := train.New(train.Config{Model: arch.ModelConfig{Kind: arch.KindFDTNN, Vocab: tasks.VocabSize, Classes: tasks.Classes,
 		Length: 32, Width: 16, Depth: 1}, Steps: 4, Batch: 16, LR: 3e-3, Seed: 1})
 	if err != nil {
 		panic(err)

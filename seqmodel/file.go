@@ -17,10 +17,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/internal/atomicfile"
 	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/native"
-	"github.com/kernelkit/kernelkit/nn"
 )
 
 // The inference file's identification: the 8 bytes every file begins
@@ -61,7 +61,7 @@ type Header struct {
 	Format string `json:"format"`
 	// Model is the classifier's kind and every setting of it (defaults
 	// applied); Model.Length is the longest sequence it reads.
-	Model nn.ModelConfig `json:"model"`
+	Model arch.ModelConfig `json:"model"`
 	// Vocabulary maps token ids to tokens: Vocabulary[i] is the token of
 	// id i; id 0 is padding (its entry names it, e.g. "<pad>", and never
 	// matches a token of the input).
@@ -156,10 +156,10 @@ func New(h Header, vars []native.Variable) (*Model, error) {
 
 // VariablesOf lists the variables an inference file of cfg holds (after
 // cfg.Defaults; cfg must validate), in the file's order: the model's
-// parameters and random features as nn.ModelConfig.Variables lists them,
+// parameters and random features as arch.ModelConfig.Variables lists them,
 // with their dimensions. The model's size is checked first (at most
 // MaxValues values).
-func VariablesOf(cfg nn.ModelConfig) ([]VariableSpec, error) {
+func VariablesOf(cfg arch.ModelConfig) ([]VariableSpec, error) {
 	cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -176,7 +176,7 @@ func VariablesOf(cfg nn.ModelConfig) ([]VariableSpec, error) {
 
 // valueCount returns the number of weight values of a validated cfg
 // (parameters and random features), at most MaxValues.
-func valueCount(cfg *nn.ModelConfig) (int, error) {
+func valueCount(cfg *arch.ModelConfig) (int, error) {
 	params, fixed, err := cfg.ParamCount()
 	if err != nil {
 		return 0, err
@@ -596,7 +596,7 @@ func (m *Model) Header() Header {
 }
 
 // Config returns the model's settings (defaults applied).
-func (m *Model) Config() nn.ModelConfig { return m.h.Model }
+func (m *Model) Config() arch.ModelConfig { return m.h.Model }
 
 // MaxLength returns the longest sequence the model reads, in tokens.
 func (m *Model) MaxLength() int { return m.h.MaxLength }

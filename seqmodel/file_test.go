@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/seqmodel"
 )
 
@@ -129,7 +129,7 @@ func withHeader(t *testing.T, raw []byte, edit func(map[string]any)) []byte {
 // TestLoadRefusesDamage: a damaged, truncated or foreign file gives a
 // one-line error that says what is wrong, never a model.
 func TestLoadRefusesDamage(t *testing.T) {
-	_, m := trained(t, toyConfig(nn.KindFDTNN))
+	_, m := trained(t, toyConfig(arch.KindFDTNN))
 	raw := encode(t, m)
 	hlen := int(binary.LittleEndian.Uint32(raw[12:]))
 	weights := 16 + hlen
@@ -190,7 +190,7 @@ func TestLoadRefusesDamage(t *testing.T) {
 // its size and by Load (a stream) after the bytes that came, allocating
 // about as much as the file holds, not what its header claims.
 func TestLoadChecksSizesFirst(t *testing.T) {
-	cfg := toyConfig(nn.KindTNN)
+	cfg := toyConfig(arch.KindTNN)
 	cfg.Width, cfg.Depth, cfg.Length = 4096, 8, 64
 	vars, err := seqmodel.VariablesOf(cfg)
 	if err != nil {

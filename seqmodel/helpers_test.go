@@ -5,15 +5,15 @@ import (
 	"context"
 	"testing"
 
-	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/seqmodel"
 	"github.com/kernelkit/kernelkit/tasks"
 	"github.com/kernelkit/kernelkit/train"
 )
 
 // toyConfig is a small model of the tasks' vocabulary and classes.
-func toyConfig(kind string) nn.ModelConfig {
-	return nn.ModelConfig{Kind: kind, Vocab: tasks.VocabSize, Classes: tasks.Classes, Length: 24, Width: 16, Depth: 2,
+func toyConfig(kind string) arch.ModelConfig {
+	return arch.ModelConfig{Kind: kind, Vocab: tasks.VocabSize, Classes: tasks.Classes, Length: 24, Width: 16, Depth: 2,
 		Heads: 2, Hidden: 16, RPEHidden: 8, SKIRank: 5, SKIFilter: 3, SKIGrid: 9, Features: 8, Chunk: 8}
 }
 
@@ -35,7 +35,7 @@ func toyData(t testing.TB, n int, seed uint64) ([]tasks.Sample, []train.Example)
 
 // trained trains cfg for 3 steps of 8 examples on the native engine and
 // returns the trainer and its inference model.
-func trained(t testing.TB, cfg nn.ModelConfig) (*train.Trainer, *seqmodel.Model) {
+func trained(t testing.TB, cfg arch.ModelConfig) (*train.Trainer, *seqmodel.Model) {
 	t.Helper()
 	_, data := toyData(t, 32, 1)
 	tr, err := train.New(train.Config{Model: cfg, Steps: 3, Batch: 8, LR: 3e-3, WeightDecay: 0.01, Warmup: 1, Seed: 5})
@@ -72,14 +72,14 @@ func ids(exs []train.Example) [][]int32 {
 }
 
 // allConfigs are the kinds, a causal form and an adapter.
-func allConfigs() []nn.ModelConfig {
-	var out []nn.ModelConfig
-	for _, k := range nn.Kinds {
+func allConfigs() []arch.ModelConfig {
+	var out []arch.ModelConfig
+	for _, k := range arch.Kinds {
 		out = append(out, toyConfig(k))
 	}
-	c := toyConfig(nn.KindFDTNN)
+	c := toyConfig(arch.KindFDTNN)
 	c.Causal = true
-	a := toyConfig(nn.KindPerformer)
-	a.Adapter, a.AdapterSize = nn.AdapterSNNK, 4
+	a := toyConfig(arch.KindPerformer)
+	a.Adapter, a.AdapterSize = arch.AdapterSNNK, 4
 	return append(out, c, a)
 }

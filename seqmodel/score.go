@@ -32,7 +32,7 @@ type ScorerOptions struct {
 	MaxBatch int
 	// MaxMemory bounds the estimated working memory of the forward passes
 	// of all replicas together, in bytes (0: DefaultMaxMemory). The
-	// estimate (nn.ModelConfig.EstimateMemory of a forward pass at
+	// estimate (arch.ModelConfig.EstimateMemory of a forward pass at
 	// MaxBatch sequences, per replica) is checked before anything is
 	// allocated; the weights are the model's, shared, and not counted.
 	MaxMemory int64
@@ -60,7 +60,7 @@ type replica struct {
 
 // ForwardMemory estimates the working memory in bytes of one forward pass
 // of the model over batch sequences: the live tensors of its graph
-// (nn.ModelConfig.EstimateMemory), which bound the native engine's
+// (arch.ModelConfig.EstimateMemory), which bound the native engine's
 // buffers, and the batch's token ids.
 func (m *Model) ForwardMemory(batch int) (float64, error) {
 	est, err := m.h.Model.EstimateMemory(batch, false)

@@ -12,9 +12,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/native"
-	"github.com/kernelkit/kernelkit/nn"
 	"github.com/kernelkit/kernelkit/seqmodel"
 	"github.com/kernelkit/kernelkit/tasks"
 )
@@ -22,7 +22,7 @@ import (
 // TestTokenizeMatchesTasks: the tokenizer of an exported model reads LRA
 // ListOps and recall text as package tasks (and so train) does.
 func TestTokenizeMatchesTasks(t *testing.T) {
-	_, m := trained(t, toyConfig(nn.KindTNN))
+	_, m := trained(t, toyConfig(arch.KindTNN))
 	samples, _ := toyData(t, 50, 11)
 	recall, err := tasks.GenerateRecall(tasks.RecallConfig{Length: 30, Pairs: 4}, 20, 2)
 	if err != nil {
@@ -141,7 +141,7 @@ func TestScorerMemory(t *testing.T) {
 	perturbed := strings.Contains(blas.Name(), "perturbed")
 	for _, cfg := range allConfigs() {
 		cfg.Length, cfg.Width = 128, 32
-		if cfg.Kind == nn.KindSKITNN {
+		if cfg.Kind == arch.KindSKITNN {
 			cfg.SKIRank = 16
 		}
 		_, m := trained(t, cfg)
@@ -195,7 +195,7 @@ func TestScorerMemory(t *testing.T) {
 }
 
 func TestScorerRefuses(t *testing.T) {
-	_, m := trained(t, toyConfig(nn.KindPerformer))
+	_, m := trained(t, toyConfig(arch.KindPerformer))
 	for _, c := range []struct {
 		o    seqmodel.ScorerOptions
 		want string
@@ -233,7 +233,7 @@ func TestScorerRefuses(t *testing.T) {
 func TestScorerConcurrent(t *testing.T) {
 	_, data := toyData(t, 9, 6)
 	seqs := ids(data)
-	for _, cfg := range []nn.ModelConfig{toyConfig(nn.KindFDTNN), toyConfig(nn.KindHRF)} {
+	for _, cfg := range []arch.ModelConfig{toyConfig(arch.KindFDTNN), toyConfig(arch.KindHRF)} {
 		_, m := trained(t, cfg)
 		s, err := m.NewScorer(seqmodel.ScorerOptions{MaxBatch: 3, Replicas: 3})
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/analog"
-	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/arch"
 )
 
 // AnalogConfig configures EvaluateAnalog: the emulated accelerator and its
@@ -46,10 +46,10 @@ func (t *Trainer) EvaluateAnalog(set []Example, ac AnalogConfig) (acc, loss floa
 		return 0, 0, errors.New("train: analog evaluation needs the native engine (--device cpu)")
 	}
 	m := t.cfg.Model
-	if m.Kind != nn.KindPerformer {
+	if m.Kind != arch.KindPerformer {
 		return 0, 0, fmt.Errorf("train: analog evaluation needs a performer, not %s", m.Kind)
 	}
-	if nn.FittedFamily(m.FeatureMap) {
+	if arch.FittedFamily(m.FeatureMap) {
 		return 0, 0, fmt.Errorf("train: analog evaluation needs a fixed projection (feature maps favor+ or simrf), not %s", m.FeatureMap)
 	}
 	if len(ac.Calibration) == 0 {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/kernelkit/kernelkit/analog"
-	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/arch"
 )
 
 // TestEvaluateAnalog trains a toy performer on the native engine and
@@ -17,7 +17,7 @@ import (
 func TestEvaluateAnalog(t *testing.T) {
 	data := toyData(t, 96, 2)
 	train, test := data[:64], data[64:]
-	cfg := toyConfig(nn.KindPerformer)
+	cfg := toyConfig(arch.KindPerformer)
 	tr, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -54,9 +54,9 @@ func TestEvaluateAnalog(t *testing.T) {
 		t.Errorf("no calibration: %v", err)
 	}
 	for _, c := range []struct{ kind, fm, backend, want string }{
-		{nn.KindTNN, "", "", "needs a performer"},
-		{nn.KindPerformer, nn.FeatureOPRF, "", "fixed projection"},
-		{nn.KindPerformer, "", "go", "native engine"},
+		{arch.KindTNN, "", "", "needs a performer"},
+		{arch.KindPerformer, arch.FeatureOPRF, "", "fixed projection"},
+		{arch.KindPerformer, "", "go", "native engine"},
 	} {
 		cfg := toyConfig(c.kind)
 		cfg.Model.FeatureMap, cfg.Backend = c.fm, c.backend

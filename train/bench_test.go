@@ -4,14 +4,14 @@ import (
 	"context"
 	"testing"
 
-	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/arch"
 )
 
 // BenchmarkTrainStep times one training step of every model kind at
 // length 128, width 32, depth 2, batch 16 on the default backend.
 func BenchmarkTrainStep(b *testing.B) {
 	data := toyData(b, 64, 1)
-	for _, kind := range nn.Kinds {
+	for _, kind := range arch.Kinds {
 		b.Run(kind, func(b *testing.B) {
 			cfg := toyConfig(kind)
 			cfg.Model.Length, cfg.Model.Width, cfg.Model.Depth, cfg.Model.Hidden = 128, 32, 2, 64

@@ -6,8 +6,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/internal/limits"
-	"github.com/kernelkit/kernelkit/nn"
 )
 
 // DefaultMaxMemory is the default memory budget of a run (Config.MaxMemory,
@@ -25,11 +25,11 @@ type MemoryNeed struct {
 	// Data is the memory of the data sets (source strings and token ids).
 	Data float64
 	// Params is the memory of the parameters, their gradients and AdamW
-	// moments (nn.TrainingBytesPerParam each), the random features, and
+	// moments (arch.TrainingBytesPerParam each), the random features, and
 	// the checkpoint being written or read when there is one.
 	Params float64
 	// Activations is the memory of the intermediate tensors of one
-	// training step (nn.ModelConfig.EstimateMemory).
+	// training step (arch.ModelConfig.EstimateMemory).
 	Activations float64
 	// Largest is the largest single tensor of a step (bytes) and
 	// LargestWhat describes it.
@@ -71,7 +71,7 @@ func (m MemoryNeed) Check(budget int64) error {
 }
 
 // EstimateMemory estimates the memory a run of cfg needs (after
-// nn.ModelConfig.Defaults and Validate, and with a positive batch), with
+// arch.ModelConfig.Defaults and Validate, and with a positive batch), with
 // data bytes of data sets: the parameters with their gradients and AdamW
 // moments, the random features, a checkpoint's copies when cfg writes or
 // reads one, and the activations of a training step at cfg.Batch.
@@ -83,7 +83,7 @@ func EstimateMemory(cfg Config, data float64) (MemoryNeed, error) {
 	if err != nil {
 		return MemoryNeed{}, err
 	}
-	perParam := float64(nn.TrainingBytesPerParam)
+	perParam := float64(arch.TrainingBytesPerParam)
 	if cfg.Checkpoint != "" || cfg.InitFrom != "" {
 		perParam += checkpointBytesPerParam
 	}

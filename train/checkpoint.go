@@ -15,9 +15,9 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/internal/atomicfile"
 	"github.com/kernelkit/kernelkit/internal/limits"
-	"github.com/kernelkit/kernelkit/nn"
 )
 
 // CheckpointFormat identifies checkpoint files.
@@ -28,11 +28,11 @@ const CheckpointFormat = "kernelkit-train-checkpoint/1"
 // (weights, random features, optimizer moments, step counters), so that a
 // later run resumes exactly where this one stopped.
 type Checkpoint struct {
-	Format    string          `json:"format"`
-	Model     nn.ModelConfig  `json:"model"`
-	Seed      uint64          `json:"seed"`
-	Step      int64           `json:"step"`
-	Variables []SavedVariable `json:"variables"`
+	Format    string           `json:"format"`
+	Model     arch.ModelConfig `json:"model"`
+	Seed      uint64           `json:"seed"`
+	Step      int64            `json:"step"`
+	Variables []SavedVariable  `json:"variables"`
 	// History is the training curve up to Step, so that a resumed run
 	// reports and plots the whole run; absent from checkpoints written
 	// before it existed (their runs' curves start where they resumed).
@@ -313,7 +313,7 @@ func (s *SavedVariable) checkFinite() error {
 }
 
 // checkModelVariables checks that a checkpoint holds every variable its
-// model needs (nn.ModelConfig.Variables: parameters and random features),
+// model needs (arch.ModelConfig.Variables: parameters and random features),
 // as float32 of the model's dimensions; values is the number of values the
 // checkpoint holds, which bounds the model first (so that a corrupt
 // configuration is refused before its variables are listed).

@@ -28,7 +28,7 @@
 //
 // ReadCheckpoint refuses a checkpoint with a NaN or an infinity in any
 // variable, or without a variable its model needs (every parameter and
-// random-feature variable of nn.ModelConfig.Variables, float32 of the
+// random-feature variable of arch.ModelConfig.Variables, float32 of the
 // model's dimensions), naming the variable; resuming training further
 // needs the generator state, the step counters (equal to the checkpoint's
 // step) and AdamW's moments of every trainable variable. Nothing is drawn
@@ -37,7 +37,7 @@
 // Memory budget: New and Job.Run estimate the memory of a run — the
 // parameters with their gradients and AdamW moments (16 bytes each, 40
 // more while a checkpoint is written or read), the activations of a
-// training step (nn.ModelConfig.EstimateMemory) and, for a Job, the data
+// training step (arch.ModelConfig.EstimateMemory) and, for a Job, the data
 // to generate or read — and refuse a run above Config.MaxMemory
 // (DefaultMaxMemory, 8 GiB) with an error stating the memory it would
 // need, before any data is generated or read and before the model is

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/native"
-	"github.com/kernelkit/kernelkit/nn"
 )
 
 // TestEnginesShareCheckpoints: a checkpoint written by one engine resumes
@@ -28,7 +28,7 @@ import (
 // times larger than the other kinds').
 func TestEnginesShareCheckpoints(t *testing.T) {
 	data := toyData(t, 48, 7)
-	for _, kind := range nn.Kinds {
+	for _, kind := range arch.Kinds {
 		t.Run(kind, func(t *testing.T) {
 			cfg := toyConfig(kind)
 			cfg.Checkpoint = filepath.Join(t.TempDir(), "a.ckpt")

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/tasks"
 	"github.com/kernelkit/kernelkit/train"
 )
@@ -28,7 +28,7 @@ func ExampleScheduleAt() {
 func ExampleJob() {
 	job := &train.Job{
 		Config: train.Config{
-			Model: nn.ModelConfig{Kind: nn.KindFDTNN, Vocab: tasks.VocabSize, Classes: tasks.Classes,
+			Model: arch.ModelConfig{Kind: arch.KindFDTNN, Vocab: tasks.VocabSize, Classes: tasks.Classes,
 				Length: 16, Width: 16, Depth: 1, Hidden: 16, RPEHidden: 8},
 			Steps: 8, Batch: 16, LR: 3e-3, WeightDecay: 0.01, Warmup: 2, Seed: 1,
 		},

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/native"
-	"github.com/kernelkit/kernelkit/nn"
 	"github.com/kernelkit/kernelkit/seqmodel"
 	"github.com/kernelkit/kernelkit/tasks"
 )
@@ -99,7 +99,7 @@ func (t *Trainer) modelVariables() ([]native.Variable, error) {
 
 // exportVariables builds the inference model of a model's variables with
 // the tasks' vocabulary, tokenizer and classes.
-func exportVariables(cfg nn.ModelConfig, seed uint64, step int64, vars []native.Variable) (*seqmodel.Model, error) {
+func exportVariables(cfg arch.ModelConfig, seed uint64, step int64, vars []native.Variable) (*seqmodel.Model, error) {
 	if cfg.Vocab != tasks.VocabSize || cfg.Classes != tasks.Classes {
 		return nil, fmt.Errorf("train: the model reads %d token ids into %d classes; the tasks' vocabulary has %d tokens and %d classes (build the inference model with seqmodel.New and a vocabulary of its own)",
 			cfg.Vocab, cfg.Classes, tasks.VocabSize, tasks.Classes)

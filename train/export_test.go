@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/seqmodel"
 	"github.com/kernelkit/kernelkit/tasks"
 )
@@ -23,7 +23,7 @@ import (
 // accuracy.
 func TestExportMatchesEvaluate(t *testing.T) {
 	data, test := toyData(t, 48, 7), toyData(t, 32, 8)
-	for _, kind := range nn.Kinds {
+	for _, kind := range arch.Kinds {
 		t.Run(kind, func(t *testing.T) {
 			cfg := toyConfig(kind)
 			cfg.Steps = 4
@@ -106,7 +106,7 @@ func TestExportMatchesEvaluate(t *testing.T) {
 // package train's cross-engine test (TestEnginesShareCheckpoints).
 func TestExportGoMLX(t *testing.T) {
 	data := toyData(t, 48, 7)
-	for _, kind := range []string{nn.KindTNN, nn.KindPerformer} {
+	for _, kind := range []string{arch.KindTNN, arch.KindPerformer} {
 		cfg := toyConfig(kind)
 		cfg.Steps, cfg.Backend = 2, "go"
 		cfg.Checkpoint = filepath.Join(t.TempDir(), "g.ckpt")
@@ -159,7 +159,7 @@ func TestExportGoMLX(t *testing.T) {
 // run's evaluation and so its test accuracy.
 func TestJobExport(t *testing.T) {
 	dir := t.TempDir()
-	j := &Job{Config: toyConfig(nn.KindFDTNN), Task: TaskListOps, NTrain: 32, NEval: 0, NTest: 32, DataSeed: 3, WriteData: dir,
+	j := &Job{Config: toyConfig(arch.KindFDTNN), Task: TaskListOps, NTrain: 32, NEval: 0, NTest: 32, DataSeed: 3, WriteData: dir,
 		Export: filepath.Join(dir, "m.kks")}
 	j.Steps = 3
 	rep, err := j.Run(context.Background())
@@ -212,7 +212,7 @@ func TestJobExport(t *testing.T) {
 
 func TestExportRefusesOtherVocabularies(t *testing.T) {
 	for _, c := range []struct{ vocab, classes int }{{20, tasks.Classes}, {tasks.VocabSize, 3}} {
-		cfg := toyConfig(nn.KindTNN)
+		cfg := toyConfig(arch.KindTNN)
 		cfg.Model.Vocab, cfg.Model.Classes = c.vocab, c.classes
 		cfg.Steps = 0
 		tr, err := New(cfg)

@@ -5,11 +5,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/arch"
 )
 
 // TestFeatureMapsShareCheckpoints: a performer of every feature family
-// (nn.FeatureMaps), with its projections redrawn every 2 steps, trains 3
+// (arch.FeatureMaps), with its projections redrawn every 2 steps, trains 3
 // steps on the native engine and saves; GoMLX's pure-Go backend predicts
 // the same logits from that checkpoint and trains on to step 5 (redrawing
 // at step 4), and the native engine predicts the logits of GoMLX's
@@ -20,9 +20,9 @@ import (
 // the logits is of the order of the features' own rounding).
 func TestFeatureMapsShareCheckpoints(t *testing.T) {
 	data := toyData(t, 48, 7)
-	for _, fam := range nn.FeatureMaps {
+	for _, fam := range arch.FeatureMaps {
 		for _, causal := range []bool{false, true} {
-			if causal && (fam == nn.FeatureFavor || fam == nn.FeatureSimRF) {
+			if causal && (fam == arch.FeatureFavor || fam == arch.FeatureSimRF) {
 				continue // TestEnginesShareCheckpoints' path; the draw alone differs
 			}
 			name := fam
@@ -30,11 +30,11 @@ func TestFeatureMapsShareCheckpoints(t *testing.T) {
 				name += "/causal"
 			}
 			t.Run(name, func(t *testing.T) {
-				cfg := toyConfig(nn.KindPerformer)
+				cfg := toyConfig(arch.KindPerformer)
 				cfg.Model.FeatureMap, cfg.Model.Causal, cfg.Redraw = fam, causal, 2
 				cfg.Checkpoint = filepath.Join(t.TempDir(), "a.ckpt")
 				crossEngines(t, cfg, data, func(ck *Checkpoint) {
-					if got, _ := nn.FeatureFamily(ck.Model.FeatureMap); got != fam {
+					if got, _ := arch.FeatureFamily(ck.Model.FeatureMap); got != fam {
 						t.Fatalf("checkpoint holds feature map %q, want %s", ck.Model.FeatureMap, fam)
 					}
 				})
@@ -47,8 +47,8 @@ func TestFeatureMapsShareCheckpoints(t *testing.T) {
 // not resume a run of another.
 func TestFeatureMapResumeMismatch(t *testing.T) {
 	data := toyData(t, 16, 3)
-	cfg := toyConfig(nn.KindPerformer)
-	cfg.Model.FeatureMap, cfg.Steps, cfg.Backend = nn.FeatureOPRF, 1, BackendCPU
+	cfg := toyConfig(arch.KindPerformer)
+	cfg.Model.FeatureMap, cfg.Steps, cfg.Backend = arch.FeatureOPRF, 1, BackendCPU
 	cfg.Checkpoint = filepath.Join(t.TempDir(), "a.ckpt")
 	tr, err := New(cfg)
 	if err != nil {
@@ -57,7 +57,7 @@ func TestFeatureMapResumeMismatch(t *testing.T) {
 	if _, err := tr.Fit(context.Background(), data, nil); err != nil {
 		t.Fatal(err)
 	}
-	cfg.Model.FeatureMap = nn.FeatureSDERF
+	cfg.Model.FeatureMap = arch.FeatureSDERF
 	if _, err := New(cfg); err == nil {
 		t.Error("an oprf checkpoint resumed an sderf run")
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/nn"
 )
 
@@ -26,7 +27,7 @@ func TestHistoryAcrossResume(t *testing.T) {
 func historyAcrossResume(t *testing.T, backend string) {
 	data, eval := toyData(t, 40, 2), toyData(t, 16, 3)
 	dir := t.TempDir()
-	cfg := toyConfig(nn.KindFDTNN)
+	cfg := toyConfig(arch.KindFDTNN)
 	cfg.Backend = backend
 	cfg.Steps, cfg.EvalEvery = 6, 2
 	cfg.Checkpoint = filepath.Join(dir, "straight.ckpt")

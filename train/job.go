@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/kernelkit/kernelkit/analog"
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/internal/atomicfile"
 	"github.com/kernelkit/kernelkit/internal/limits"
-	"github.com/kernelkit/kernelkit/nn"
 	"github.com/kernelkit/kernelkit/tasks"
 )
 
@@ -80,7 +80,7 @@ type JobReport struct {
 	Width  int    `json:"width"`
 	Depth  int    `json:"depth"`
 	// FeatureMap is the performer's feature family when it is not FAVOR+
-	// (nn.ModelConfig.FeatureMap).
+	// (arch.ModelConfig.FeatureMap).
 	FeatureMap string `json:"feature_map,omitempty"`
 	// Batch is the training batch (0 for an evaluation, whose
 	// checkpoint does not record the batch it was trained with).
@@ -135,7 +135,7 @@ func (j *Job) Run(ctx context.Context) (*JobReport, error) {
 		if j.Analog != "ideal" && j.Analog != "pcm" {
 			return nil, fmt.Errorf("train: unknown analog hardware %q (want ideal or pcm)", j.Analog)
 		}
-		if cfg.Model.Kind != nn.KindPerformer || nn.FittedFamily(cfg.Model.FeatureMap) || !IsNative(cfg.Backend) {
+		if cfg.Model.Kind != arch.KindPerformer || arch.FittedFamily(cfg.Model.FeatureMap) || !IsNative(cfg.Backend) {
 			return nil, errors.New("train: --analog needs a performer with favor+ or simrf features on the native engine (--device cpu)")
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/tasks"
 )
 
@@ -36,13 +36,13 @@ func TestJobMemoryBudget(t *testing.T) {
 	}{
 		{"recall data", func(j *Job) { j.Task, j.NTrain, j.Model.Length, j.Pairs = TaskRecall, 16000000, 1024, 8 }, "data 95."},
 		{"length", func(j *Job) { j.Model.Length = 1 << 24 }, "activations of a step"},
-		{"depth", func(j *Job) { j.Model.Depth, j.Model.Width = nn.MaxDepth, 4096 }, "parameters and optimiser state"},
+		{"depth", func(j *Job) { j.Model.Depth, j.Model.Width = arch.MaxDepth, 4096 }, "parameters and optimiser state"},
 		{"batch", func(j *Job) { j.Batch, j.Model.Length = 1<<24, 16 }, "activations of a step"},
-		{"attention scores", func(j *Job) { j.Model.Kind, j.Model.Length, j.Model.Heads = nn.KindTransformer, 11264, 2 }, "attention scores 16×2×11264×11264, alone 15.1 GiB"},
+		{"attention scores", func(j *Job) { j.Model.Kind, j.Model.Length, j.Model.Heads = arch.KindTransformer, 11264, 2 }, "attention scores 16×2×11264×11264, alone 15.1 GiB"},
 		{"small budget", func(j *Job) { j.MaxMemory = 1 << 20 }, "more than the memory budget of 1 MiB"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			j := toyJob(nn.KindTNN)
+			j := toyJob(arch.KindTNN)
 			j.WriteData = filepath.Join(t.TempDir(), "data")
 			c.mod(j)
 			start := time.Now()
@@ -58,14 +58,14 @@ func TestJobMemoryBudget(t *testing.T) {
 			}
 		})
 	}
-	j := toyJob(nn.KindTNN)
+	j := toyJob(arch.KindTNN)
 	j.MaxMemory = -1
 	if _, err := j.Run(context.Background()); err == nil {
 		t.Error("a negative memory budget was accepted")
 	}
 	// The estimate of the default job fits the default budget, and is
 	// above the parameters' share alone.
-	need, err := EstimateMemory(toyJob(nn.KindTNN).Config, 0)
+	need, err := EstimateMemory(toyJob(arch.KindTNN).Config, 0)
 	if err != nil || need.Check(0) != nil || need.Activations <= 0 || need.Params <= 0 {
 		t.Errorf("toy job: need %+v (%v)", need, err)
 	}
@@ -95,7 +95,7 @@ func writeTSV(t *testing.T, dir, name string, s []tasks.Sample) string {
 // name (not "listops") and no training batch is reported.
 func TestJobEvaluateReport(t *testing.T) {
 	dir := t.TempDir()
-	j := toyJob(nn.KindFDTNN)
+	j := toyJob(arch.KindFDTNN)
 	j.Checkpoint = filepath.Join(dir, "m.ckpt")
 	if _, err := j.Run(context.Background()); err != nil {
 		t.Fatal(err)
@@ -139,7 +139,7 @@ func TestJobEvaluateReport(t *testing.T) {
 // tokens (the minimum was ignored before); the data directory, which
 // does not exist, is created.
 func TestJobListOpsWindowAndWriteData(t *testing.T) {
-	j := toyJob(nn.KindTNN)
+	j := toyJob(arch.KindTNN)
 	j.Model.Length, j.ListOpsMin, j.ListOpsMax, j.NTrain, j.NTest = 128, 100, 0, 8, 4
 	j.WriteData = filepath.Join(t.TempDir(), "new", "dir")
 	c, err := j.listOpsConfig(128)
@@ -180,7 +180,7 @@ func TestJobListOpsWindowAndWriteData(t *testing.T) {
 func TestJobFileErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := writeTSV(t, dir, "bad.tsv", []tasks.Sample{{Source: "( [MAX 2 ] )", Target: 2}, {Source: "( ( [MIN 4 ) FOO ] )", Target: 4}})
-	j := toyJob(nn.KindTNN)
+	j := toyJob(arch.KindTNN)
 	j.TrainFile = bad
 	_, err := j.Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), bad+": line 3, token 3: unknown token \"FOO\"") {
@@ -190,7 +190,7 @@ func TestJobFileErrors(t *testing.T) {
 	for i := 0; i < 16; i++ {
 		long = append(long, tasks.Sample{Source: "[SM" + strings.Repeat(" 1", 20+i) + " ]", Target: (20 + i) % 10})
 	}
-	j = toyJob(nn.KindTNN)
+	j = toyJob(arch.KindTNN)
 	j.TrainFile = writeTSV(t, dir, "long.tsv", long)
 	j.Steps = 1
 	var warned []string
@@ -214,7 +214,7 @@ func TestJobFileErrors(t *testing.T) {
 // before it is read.
 func TestCheckpointDamaged(t *testing.T) {
 	dir := t.TempDir()
-	j := toyJob(nn.KindTNN)
+	j := toyJob(arch.KindTNN)
 	j.Checkpoint = filepath.Join(dir, "good.ckpt")
 	if _, err := j.Run(context.Background()); err != nil {
 		t.Fatal(err)
@@ -317,7 +317,7 @@ func TestCheckpointDamaged(t *testing.T) {
 // so that ReadCheckpoint accepts it, and a run resumed from it trains.
 func TestCheckpointBeforeFirstStep(t *testing.T) {
 	data := toyData(t, 32, 6)
-	cfg := toyConfig(nn.KindSKITNN)
+	cfg := toyConfig(arch.KindSKITNN)
 	cfg.Steps, cfg.Checkpoint = 0, filepath.Join(t.TempDir(), "zero.ckpt")
 	tr, err := New(cfg)
 	if err != nil {

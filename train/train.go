@@ -20,6 +20,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/train/losses"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/internal/rng"
 	"github.com/kernelkit/kernelkit/native"
@@ -34,7 +35,7 @@ type Example struct {
 
 // Config describes a training run.
 type Config struct {
-	Model nn.ModelConfig
+	Model arch.ModelConfig
 	// Steps is the total number of optimiser steps (a resumed run continues
 	// up to it); Batch the mini-batch size.
 	Steps, Batch int
@@ -136,7 +137,7 @@ func checkConfig(cfg *Config, data float64) error {
 		// A size limit of the model may be the symptom of a run far
 		// above the memory budget: report the budget, which names the
 		// memory the run would need, when the sizes allow an estimate.
-		if m := &cfg.Model; slices.Contains(nn.Kinds, m.Kind) && cfg.Batch > 0 && min(m.Vocab, m.Classes, m.Length, m.Width, m.Depth, m.Heads, m.Hidden, m.Expand) > 0 {
+		if m := &cfg.Model; slices.Contains(arch.Kinds, m.Kind) && cfg.Batch > 0 && min(m.Vocab, m.Classes, m.Length, m.Width, m.Depth, m.Heads, m.Hidden, m.Expand) > 0 {
 			if need, nerr := EstimateMemory(*cfg, data); nerr == nil {
 				if berr := need.Check(cfg.MaxMemory); berr != nil {
 					return berr
@@ -241,12 +242,12 @@ func New(cfg Config) (*Trainer, error) {
 	}
 	for _, f := range fixed {
 		// A value from the checkpoint (loader) takes precedence.
-		t.ctx.InAbsPath(f.Scope).Checked(false).VariableWithValue(f.Name, f.Value).SetTrainable(false)
+		t.ctx.InAbsPath(f.Scope).Checked(false).VariableWithValue(f.Name, nn.FixedTensor(f)).SetTrainable(false)
 	}
 	opt := optimizers.Adam().WeightDecay(cfg.WeightDecay).Done()
 	t.tr = gtrain.NewTrainer(be, t.ctx, t.model, losses.SparseCategoricalCrossEntropyLogits, opt, nil, nil)
 	t.logits, err = gctx.NewExec(be, t.ctx.Reuse(), func(ctx *gctx.Context, tokens *Node) *Node {
-		return t.cfg.Model.Logits(ctx, tokens)
+		return nn.Logits(&t.cfg.Model, ctx, tokens)
 	})
 	if err != nil {
 		return nil, err
@@ -295,7 +296,7 @@ func (t *Trainer) model(ctx *gctx.Context, _ any, inputs []*Node) []*Node {
 		lr := Schedule(step, t.cfg.LR, t.cfg.Warmup, t.cfg.Steps)
 		optimizers.LearningRateVar(ctx, dtypes.Float32, t.cfg.LR).SetValueGraph(lr)
 	}
-	return []*Node{t.cfg.Model.Logits(ctx, inputs[0])}
+	return []*Node{nn.Logits(&t.cfg.Model, ctx, inputs[0])}
 }
 
 // Schedule returns the learning rate at step s (0-based, the number of
@@ -532,7 +533,7 @@ func (t *Trainer) redraw(k int) error {
 		if v == nil {
 			return fmt.Errorf("train: no variable %s/%s to redraw", f.Scope, f.Name)
 		}
-		if err := v.SetValue(f.Value); err != nil {
+		if err := v.SetValue(nn.FixedTensor(f)); err != nil {
 			return err
 		}
 	}
@@ -630,7 +631,7 @@ func (t *Trainer) Params() (trainable, model int) {
 		return t.nat.Model().ParamCounts()
 	}
 	for v := range t.ctx.IterVariables() {
-		if !isModelScope(v.Scope()) || nn.IsFixedName(v.Name()) {
+		if !isModelScope(v.Scope()) || arch.IsFixedName(v.Name()) {
 			continue
 		}
 		model += v.Shape().Size()

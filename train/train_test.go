@@ -11,6 +11,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/nn"
 	"github.com/kernelkit/kernelkit/tasks"
 )
@@ -33,7 +34,7 @@ func toyData(t testing.TB, n int, seed uint64) []Example {
 
 func toyConfig(kind string) Config {
 	return Config{
-		Model: nn.ModelConfig{Kind: kind, Vocab: tasks.VocabSize, Classes: tasks.Classes, Length: 16, Width: 16, Depth: 1,
+		Model: arch.ModelConfig{Kind: kind, Vocab: tasks.VocabSize, Classes: tasks.Classes, Length: 16, Width: 16, Depth: 1,
 			Heads: 2, Hidden: 16, RPEHidden: 8, SKIRank: 5, SKIFilter: 3, SKIGrid: 9, Features: 8, Chunk: 8},
 		Steps: 24, Batch: 16, LR: 3e-3, WeightDecay: 0.01, Warmup: 2, Seed: 1,
 	}
@@ -50,7 +51,7 @@ func TestShortRunLowersLoss(t *testing.T) {
 	data := toyData(t, 64, 1)
 	for _, engine := range []string{BackendCPU, "go"} {
 		start := time.Now()
-		for _, kind := range nn.Kinds {
+		for _, kind := range arch.Kinds {
 			cfg := toyConfig(kind)
 			cfg.Backend = engine
 			shortRun(t, cfg, data)
@@ -89,7 +90,7 @@ func shortRun(t *testing.T, cfg Config, data []Example) {
 // TestShortRunLowersLoss).
 func TestCausalKinds(t *testing.T) {
 	data := toyData(t, 32, 4)
-	for _, kind := range []string{nn.KindTNN, nn.KindFDTNN, nn.KindPerformer, nn.KindTransformer, nn.KindHRF} {
+	for _, kind := range []string{arch.KindTNN, arch.KindFDTNN, arch.KindPerformer, arch.KindTransformer, arch.KindHRF} {
 		cfg := toyConfig(kind)
 		cfg.Model.Causal, cfg.Steps = true, 2
 		tr, err := New(cfg)
@@ -121,7 +122,7 @@ func mean(v []float64) float64 {
 func TestCheckpointResume(t *testing.T) {
 	data := toyData(t, 40, 2)
 	dir := t.TempDir()
-	cfg := toyConfig(nn.KindPerformer)
+	cfg := toyConfig(arch.KindPerformer)
 	cfg.Steps, cfg.Redraw = 6, 2
 	cfg.Checkpoint = filepath.Join(dir, "straight.ckpt")
 	tr, err := New(cfg)
@@ -187,7 +188,7 @@ func TestCheckpointResume(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, wantData, err := encodeTensor(fixed[0].Value)
+		_, wantData, err := encodeTensor(nn.FixedTensor(fixed[0]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +212,7 @@ func TestCheckpointResume(t *testing.T) {
 func TestFineTuneFreezesBackbone(t *testing.T) {
 	data := toyData(t, 40, 3)
 	dir := t.TempDir()
-	pre := toyConfig(nn.KindTransformer)
+	pre := toyConfig(arch.KindTransformer)
 	pre.Steps, pre.Checkpoint = 3, filepath.Join(dir, "pre.ckpt")
 	tr, err := New(pre)
 	if err != nil {
@@ -220,8 +221,8 @@ func TestFineTuneFreezesBackbone(t *testing.T) {
 	if _, err := tr.Fit(context.Background(), data, nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, ad := range []string{nn.AdapterSNNK, nn.AdapterBottleneck} {
-		ft := toyConfig(nn.KindTransformer)
+	for _, ad := range []string{arch.AdapterSNNK, arch.AdapterBottleneck} {
+		ft := toyConfig(arch.KindTransformer)
 		ft.Steps, ft.InitFrom, ft.Seed = 3, pre.Checkpoint, 9
 		ft.Model.Adapter, ft.Model.AdapterSize, ft.Model.FreezeBackbone = ad, 4, true
 		ft.Checkpoint = filepath.Join(dir, ad+".ckpt")
@@ -235,7 +236,7 @@ func TestFineTuneFreezesBackbone(t *testing.T) {
 		trainable, total := tr.Params()
 		w, d, c := ft.Model.Width, ft.Model.Depth, ft.Model.Classes
 		want := w*c + c // classifier
-		if ad == nn.AdapterSNNK {
+		if ad == arch.AdapterSNNK {
 			want += 2 * d * (4*w + w) // A (m×d) and v (d) per adapter, two per block
 		} else {
 			want += 2 * d * (2*4*w + 4 + w)
@@ -303,24 +304,24 @@ func TestConfigErrors(t *testing.T) {
 		"kind":          func(c *Config) { c.Model.Kind = "rnn" },
 		"batch":         func(c *Config) { c.Batch = 0 },
 		"lr":            func(c *Config) { c.LR = math.NaN() },
-		"ski causal":    func(c *Config) { c.Model.Kind, c.Model.Causal = nn.KindSKITNN, true },
-		"heads":         func(c *Config) { c.Model.Kind, c.Model.Heads = nn.KindTransformer, 3 },
+		"ski causal":    func(c *Config) { c.Model.Kind, c.Model.Causal = arch.KindSKITNN, true },
+		"heads":         func(c *Config) { c.Model.Kind, c.Model.Heads = arch.KindTransformer, 3 },
 		"adapter":       func(c *Config) { c.Model.Adapter = "lora" },
 		"missing init":  func(c *Config) { c.InitFrom = "/nonexistent/ckpt" },
 		"huge length":   func(c *Config) { c.Model.Length = 1 << 20 },
-		"grid even":     func(c *Config) { c.Model.Kind, c.Model.SKIGrid = nn.KindSKITNN, 8 },
+		"grid even":     func(c *Config) { c.Model.Kind, c.Model.SKIGrid = arch.KindSKITNN, 8 },
 		"negative step": func(c *Config) { c.Steps = -1 },
-		"hrf m":         func(c *Config) { c.Model.Kind, c.Model.HRFM = nn.KindHRF, -1 },
-		"hrf n":         func(c *Config) { c.Model.Kind, c.Model.HRFN = nn.KindHRF, -2 },
-		"hrf chunk":     func(c *Config) { c.Model.Kind, c.Model.Causal, c.Model.Chunk = nn.KindHRF, true, 5 },
+		"hrf m":         func(c *Config) { c.Model.Kind, c.Model.HRFM = arch.KindHRF, -1 },
+		"hrf n":         func(c *Config) { c.Model.Kind, c.Model.HRFN = arch.KindHRF, -2 },
+		"hrf chunk":     func(c *Config) { c.Model.Kind, c.Model.Causal, c.Model.Chunk = arch.KindHRF, true, 5 },
 	} {
-		cfg := toyConfig(nn.KindTNN)
+		cfg := toyConfig(arch.KindTNN)
 		mod(&cfg)
 		if _, err := New(cfg); err == nil {
 			t.Errorf("%s: New accepted a bad configuration", name)
 		}
 	}
-	tr, err := New(toyConfig(nn.KindTNN))
+	tr, err := New(toyConfig(arch.KindTNN))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +346,7 @@ func TestHRFRedraw(t *testing.T) {
 
 func hrfRedraw(t *testing.T, engine string) {
 	data := toyData(t, 32, 5)
-	cfg := toyConfig(nn.KindHRF)
+	cfg := toyConfig(arch.KindHRF)
 	cfg.Backend = engine
 	cfg.Steps, cfg.Redraw = 3, 2
 	cfg.Model.HRFM, cfg.Model.HRFN = 3, 2
@@ -388,7 +389,7 @@ func hrfRedraw(t *testing.T, engine string) {
 		}
 		for _, f := range fixed {
 			got := saved(f.Scope, f.Name)
-			want := tensors.MustCopyFlatData[float32](f.Value)
+			want := f.Value
 			equal := len(got) == len(want)
 			for i := 0; equal && i < len(got); i++ {
 				equal = got[i] == want[i]
@@ -398,7 +399,7 @@ func hrfRedraw(t *testing.T, engine string) {
 			}
 		}
 	}
-	rc := toyConfig(nn.KindTransformer)
+	rc := toyConfig(arch.KindTransformer)
 	rc.Steps, rc.Backend = 1, engine
 	ref, err := New(rc)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/device"
 	"github.com/kernelkit/kernelkit/internal/atomicfile"
 	"github.com/kernelkit/kernelkit/internal/limits"
@@ -58,22 +59,22 @@ func (o *trainOptions) bind(fl *pflag.FlagSet) {
 	j := &o.job
 	m := &j.Model
 	fl.StringVar(&j.Task, "task", train.TaskListOps, "generated task: listops or recall")
-	fl.StringVar(&m.Kind, "model", nn.KindTNN, "model: "+strings.Join(nn.Kinds, ", ")+" (hrf: Transformer with angular hybrid random feature attention)")
+	fl.StringVar(&m.Kind, "model", arch.KindTNN, "model: "+strings.Join(arch.Kinds, ", ")+" (hrf: Transformer with angular hybrid random feature attention)")
 	intVar(fl, &m.Length, "length", 256, dim, "sequence length (longer sequences are truncated, shorter padded)")
 	intVar(fl, &m.Width, "width", 32, dim, "model width")
-	intVar(fl, &m.Depth, "depth", 2, intRange(1, nn.MaxDepth), "number of blocks")
+	intVar(fl, &m.Depth, "depth", 2, intRange(1, arch.MaxDepth), "number of blocks")
 	intVar(fl, &m.Heads, "heads", 2, dim, "attention heads (performer, transformer)")
 	intVar(fl, &m.Hidden, "hidden", 0, dim.orZero("2·width"), "GLU / FFN hidden width")
 	intVar(fl, &m.Expand, "expand", 1, dim, "GTU expansion ratio (TNN kinds)")
 	intVar(fl, &m.RPEHidden, "rpe-hidden", 32, dim, "RPE MLP hidden units (tnn, fd-tnn)")
-	intVar(fl, &m.RPELayers, "rpe-layers", 1, intRange(1, nn.MaxRPELayers), "RPE MLP hidden layers (tnn, fd-tnn)")
+	intVar(fl, &m.RPELayers, "rpe-layers", 1, intRange(1, arch.MaxRPELayers), "RPE MLP hidden layers (tnn, fd-tnn)")
 	fl.StringVar(&m.RPEAct, "rpe-act", "relu", "RPE MLP activation: relu, gelu or silu")
 	floatVar(fl, &m.Lambda, "lambda", 0.99, unitOpen, "decay bias λ (tnn) and time-warp λ (ski-tnn)")
 	intVar(fl, &m.SKIRank, "ski-rank", 0, intRange(2, limits.MaxDim).orZero("min(32, length)"), "SKI inducing points r (at most the length)")
 	intVar(fl, &m.SKIFilter, "ski-filter", 16, dim, "SKI sparse filter width m")
 	intVar(fl, &m.SKIGrid, "ski-grid", 33, intRange(3, limits.MaxDim), "grid points of the SKI piecewise linear RPE (odd)")
 	intVar(fl, &m.Features, "features", 32, dim, "FAVOR+ random features per head")
-	fl.StringVar(&m.FeatureMap, "feature-map", nn.FeatureFavor, "performer's feature family: favor+ (orthogonal FAVOR+), simrf (simplex-coupled directions), "+
+	fl.StringVar(&m.FeatureMap, "feature-map", arch.FeatureFavor, "performer's feature family: favor+ (orthogonal FAVOR+), simrf (simplex-coupled directions), "+
 		"oprf (FAVOR++) or sderf (FAVOR#); oprf and sderf fit their parameters to each sequence's and head's queries and keys every step, as constants to the gradient")
 	intVar(fl, &m.HRFM, "hrf-m", 0, dim.orZero("FLOP-matched to --features, hybrid.MatchFLOPs"), "hrf: projections of each base estimator, positive and trigonometric")
 	intVar(fl, &m.HRFN, "hrf-n", 0, dim.orZero("FLOP-matched"), "hrf: sgn projections of the angular λ; 4·m·(1+n) features per head")
@@ -121,7 +122,7 @@ func (o *trainOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 }
 
-// modelFlags are the flags that shape the model (nn.ModelConfig), which
+// modelFlags are the flags that shape the model (arch.ModelConfig), which
 // --evaluate reads from the checkpoint instead.
 var modelFlags = []string{"model", "length", "width", "depth", "heads", "hidden", "expand", "rpe-hidden", "rpe-layers",
 	"rpe-act", "lambda", "ski-rank", "ski-filter", "ski-grid", "features", "feature-map", "hrf-m", "hrf-n", "qk-norm",
@@ -132,7 +133,7 @@ func (o *trainOptions) run(cmd *cobra.Command) error {
 	j.Model.Vocab, j.Model.Classes = tasks.VocabSize, tasks.Classes
 	switch o.adapter {
 	case "none", "":
-		j.Model.Adapter = nn.AdapterNone
+		j.Model.Adapter = arch.AdapterNone
 	default:
 		j.Model.Adapter = o.adapter
 	}

@@ -1,13 +1,13 @@
-package nn
+package arch
 
 import (
 	"fmt"
 	"math"
 )
 
-// VariableSpec is one variable that Logits creates: its scope (under the
-// root scope, e.g. "/block_0/gtu"), name and dimensions, and whether it
-// holds random features (FixedVariables: "omega", "omega_trig", "tau",
+// VariableSpec is one variable of a model (as nn.Logits creates it): its
+// scope (under the root scope, e.g. "/block_0/gtu"), name and dimensions,
+// and whether it holds random features (FixedVariables: "omega", "omega_trig", "tau",
 // "tower") rather than a parameter.
 type VariableSpec struct {
 	Scope, Name string
@@ -24,8 +24,9 @@ func (v VariableSpec) Size() int {
 	return n
 }
 
-// Variables returns every variable Logits creates for the configuration
-// (after Defaults and Validate), in a fixed order: the embeddings, each
+// Variables returns every variable of the model (those nn.Logits
+// creates) for the configuration (after Defaults and Validate), in a
+// fixed order: the embeddings, each
 // block's variables, the classifier. It lists Depth blocks, so check the
 // size first (ParamCount); it panics on an unknown kind.
 func (c *ModelConfig) Variables() []VariableSpec {
@@ -157,6 +158,15 @@ func (c *ModelConfig) ParamCount() (params, fixed int64, err error) {
 	return int64(p), int64(f), nil
 }
 
+// SpectralMinLength is the sequence length from which the TNN kinds run
+// their Toeplitz products by block DFT on GoMLX backends without an FFT op
+// (nn.ToeplitzSpectral; below it densely): measured on the pure-Go backend
+// (width 32, depth 2, batch 16), the dense product is faster at n = 64 and
+// 128 (7.5 and 3.0 steps/s against 6.3 and 2.5) and the block DFT from n =
+// 256 (1.7 against 1.1 steps/s; at n = 512, batch 8: 1.1 against 0.4).
+// EstimateMemory counts the graph's tensors accordingly.
+const SpectralMinLength = 256
+
 // MemoryEstimate is the estimated memory of one training step or one
 // forward pass of a model, in bytes (float64, so that no size overflows).
 type MemoryEstimate struct {
@@ -190,8 +200,8 @@ const (
 // EstimateMemory estimates the memory of a step at the given batch size:
 // training (forward values kept for the backward pass and the
 // cotangents, counted as twice the forward values) when training is set,
-// a forward pass otherwise. The count follows the graph of Logits op by
-// op (float32 values; the constants a graph builds on the host — gather
+// a forward pass otherwise. The count follows the graph of nn.Logits op
+// by op (float32 values; the constants a graph builds on the host — gather
 // indices, DFT and FD matrices — counted as float64 on the host plus
 // float32 in the graph), per block times Depth; it is an estimate of the
 // live tensors, not of the Go heap, which may hold up to twice as much
@@ -229,7 +239,7 @@ func (c *ModelConfig) EstimateMemory(batch int, training bool) (MemoryEstimate, 
 		switch {
 		case c.FFT:
 			perBlock += fftValues * e
-		case nn < float64(spectralMinLength):
+		case nn < float64(SpectralMinLength):
 			perBlock += denseTNOValues * e
 			fixedBlock += 3*e*nn*nn + 2*nn*e // gathered matrices, their cotangent, int32 indices; coefficients
 			largest(e*nn*nn, fmt.Sprintf("Toeplitz matrices %d×%d×%d", int(e), int(nn), int(nn)))
@@ -291,7 +301,7 @@ func (c *ModelConfig) EstimateMemory(batch int, training bool) (MemoryEstimate, 
 			switch {
 			case c.FFT:
 				perBlock += fftValues * e
-			case c.Causal || n < float64(spectralMinLength):
+			case c.Causal || n < float64(SpectralMinLength):
 				// FD matrices (2n−1)×(n+1), real and imaginary, on the
 				// host and in the graph, then the coefficients.
 				fixedBlock += 2*3*(2*n-1)*(n+1) + 3*(2*n-1)*e
