@@ -10,15 +10,16 @@
 // factorisation and symmetric eigendecomposition (see LAPACK). On Debian:
 // apt-get install libopenblas-dev.
 //
-// Debian's OpenBLAS picks its kernels by CPU detection. On CPUs it does not
-// recognise (it guesses some AVX-512 server parts as Haswell) setting
-// OPENBLAS_CORETYPE=SkylakeX in the environment selects the AVX-512 kernels,
-// which on a 2-core AVX-512 machine raised float64 GEMM from about 110 to
-// 180 GFLOP/s; the statistics stage, which is GEMM and SYRK calls, gains
-// in proportion. It must not be set on CPUs without AVX-512: on the AMD
-// EPYC (Zen 3, AVX2 only) of the issue-14 measurements OpenBLAS 0.3.21
-// correctly detects core "Zen" (its Haswell kernels), and SkylakeX kernels
-// stop the process with an illegal instruction. kernelkit never sets it;
+// Debian's OpenBLAS picks its kernels by CPU detection. OpenBLAS 0.3.21
+// takes AMD's AVX-512 parts (Zen 4, Zen 5) for Zen and runs its Haswell
+// AVX2 kernels there; OPENBLAS_CORETYPE=SkylakeX selects the AVX-512
+// kernels, which on a 2-core AVX-512 machine raised float64 GEMM from about
+// 110 to 180 GFLOP/s and the float32 training step 1.3-fold. So when the
+// CPU has the AVX-512 subsets those kernels need and OPENBLAS_CORETYPE is
+// unset, LoadOpenBLAS sets it to SkylakeX while it loads the library (and
+// unsets it after); a value the user set is kept (OPENBLAS_CORETYPE=Haswell
+// keeps the AVX2 kernels). It is never set on CPUs without AVX-512, where
+// SkylakeX kernels would stop the process with an illegal instruction.
 // Name reports the core in use.
 //
 // UseOpenBLAS sets OpenBLAS to one thread: kernelkit splits its work into
@@ -107,6 +108,8 @@ func LoadOpenBLAS() (*OpenBLAS, error) {
 	if p := os.Getenv("KERNELKIT_OPENBLAS"); p != "" {
 		names = []string{p}
 	}
+	restore := preferAVX512()
+	defer restore()
 	for _, name := range names {
 		var err error
 		h, err = purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
