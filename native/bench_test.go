@@ -19,6 +19,7 @@ import (
 	"github.com/kernelkit/kernelkit/nn"
 	"github.com/kernelkit/kernelkit/tasks"
 	"github.com/kernelkit/kernelkit/train"
+	_ "github.com/kernelkit/kernelkit/train/graphtrain" // the GoMLX engine of the comparison
 )
 
 // benchConfig is the speed shape: fd-tnn (bidirectional) at L =

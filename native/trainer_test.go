@@ -21,6 +21,7 @@ import (
 	"github.com/kernelkit/kernelkit/nn"
 	"github.com/kernelkit/kernelkit/tasks"
 	"github.com/kernelkit/kernelkit/train"
+	"github.com/kernelkit/kernelkit/train/graphtrain"
 )
 
 // toVariables converts train's saved variables to the engine's.
@@ -100,7 +101,7 @@ func TestTrainingMatchesGoMLX(t *testing.T) {
 				g := inputs[0].Graph()
 				if ctx.IsTraining(g) {
 					step := ConvertDType(optimizers.GetGlobalStepVar(ctx).ValueGraph(g), dtypes.Float64)
-					optimizers.LearningRateVar(ctx, dtypes.Float64, opt.LR).SetValueGraph(train.Schedule(step, opt.LR, opt.Warmup, opt.Steps))
+					optimizers.LearningRateVar(ctx, dtypes.Float64, opt.LR).SetValueGraph(graphtrain.Schedule(step, opt.LR, opt.Warmup, opt.Steps))
 				}
 				return []*Node{nn.LogitsDType(&cfg, ctx, inputs[0], dtypes.Float64)}
 			}
@@ -165,8 +166,7 @@ func TestTrainingMatchesGoMLX(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				sv := train.SavedVariable(v)
-				mine, err := sv.Tensor()
+				mine, err := graphtrain.Tensor(v)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -11,10 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
-
 	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/internal/atomicfile"
 	"github.com/kernelkit/kernelkit/internal/limits"
@@ -87,135 +83,30 @@ type SavedVariable struct {
 	Data  []byte `json:"data"`
 }
 
-var savedDTypes = map[string]dtypes.DType{
-	"float32": dtypes.Float32, "float64": dtypes.Float64, "int32": dtypes.Int32, "int64": dtypes.Int64, "uint64": dtypes.Uint64,
-}
+// savedSizes are the bytes per value of the dtypes a checkpoint holds.
+var savedSizes = map[string]int{"float32": 4, "float64": 8, "int32": 4, "int64": 8, "uint64": 8}
 
-func encodeTensor(t *tensors.Tensor) (string, []byte, error) {
-	var name string
-	var out []byte
-	var err error
-	switch t.DType() {
-	case dtypes.Float32:
-		name = "float32"
-		err = tensors.ConstFlatData(t, func(f []float32) {
-			out = make([]byte, 4*len(f))
-			for i, v := range f {
-				binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
-			}
-		})
-	case dtypes.Float64:
-		name = "float64"
-		err = tensors.ConstFlatData(t, func(f []float64) {
-			out = make([]byte, 8*len(f))
-			for i, v := range f {
-				binary.LittleEndian.PutUint64(out[8*i:], math.Float64bits(v))
-			}
-		})
-	case dtypes.Int32:
-		name = "int32"
-		err = tensors.ConstFlatData(t, func(f []int32) {
-			out = make([]byte, 4*len(f))
-			for i, v := range f {
-				binary.LittleEndian.PutUint32(out[4*i:], uint32(v))
-			}
-		})
-	case dtypes.Int64:
-		name = "int64"
-		err = tensors.ConstFlatData(t, func(f []int64) {
-			out = make([]byte, 8*len(f))
-			for i, v := range f {
-				binary.LittleEndian.PutUint64(out[8*i:], uint64(v))
-			}
-		})
-	case dtypes.Uint64: // the random-number generator state
-		name = "uint64"
-		err = tensors.ConstFlatData(t, func(f []uint64) {
-			out = make([]byte, 8*len(f))
-			for i, v := range f {
-				binary.LittleEndian.PutUint64(out[8*i:], v)
-			}
-		})
-	default:
-		return "", nil, fmt.Errorf("train: cannot save a %s variable", t.DType())
-	}
-	return name, out, err
-}
-
-// Tensor decodes the variable, checking dtype, dimensions and size.
-func (s *SavedVariable) Tensor() (*tensors.Tensor, error) {
-	dt, ok := savedDTypes[s.DType]
+// size checks the variable's dtype, dimensions and number of bytes and
+// returns its number of values.
+func (s *SavedVariable) size() (int, error) {
+	size, ok := savedSizes[s.DType]
 	if !ok {
-		return nil, fmt.Errorf("train: variable %s/%s has unknown dtype %q", s.Scope, s.Name, s.DType)
+		return 0, fmt.Errorf("train: variable %s/%s has unknown dtype %q", s.Scope, s.Name, s.DType)
 	}
 	n := 1
 	for _, d := range s.Dims {
 		if err := limits.Dim("train: checkpoint variable dimension", d); err != nil {
-			return nil, err
+			return 0, err
 		}
 		var err error
 		if n, err = limits.Mul(n, d); err != nil || n > limits.MaxElements {
-			return nil, fmt.Errorf("train: variable %s/%s of dimensions %v is too large", s.Scope, s.Name, s.Dims)
+			return 0, fmt.Errorf("train: variable %s/%s of dimensions %v is too large", s.Scope, s.Name, s.Dims)
 		}
 	}
-	size := dt.Size()
 	if len(s.Data) != n*size {
-		return nil, fmt.Errorf("train: variable %s/%s has %d bytes, want %d for %s%v", s.Scope, s.Name, len(s.Data), n*size, s.DType, s.Dims)
+		return 0, fmt.Errorf("train: variable %s/%s has %d bytes, want %d for %s%v", s.Scope, s.Name, len(s.Data), n*size, s.DType, s.Dims)
 	}
-	b := s.Data
-	switch dt {
-	case dtypes.Float32:
-		f := make([]float32, n)
-		for i := range f {
-			f[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
-		return tensors.FromFlatDataAndDimensions(f, s.Dims...), nil
-	case dtypes.Float64:
-		f := make([]float64, n)
-		for i := range f {
-			f[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-		}
-		return tensors.FromFlatDataAndDimensions(f, s.Dims...), nil
-	case dtypes.Int32:
-		f := make([]int32, n)
-		for i := range f {
-			f[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
-		}
-		return tensors.FromFlatDataAndDimensions(f, s.Dims...), nil
-	case dtypes.Int64:
-		f := make([]int64, n)
-		for i := range f {
-			f[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
-		}
-		return tensors.FromFlatDataAndDimensions(f, s.Dims...), nil
-	default:
-		f := make([]uint64, n)
-		for i := range f {
-			f[i] = binary.LittleEndian.Uint64(b[8*i:])
-		}
-		return tensors.FromFlatDataAndDimensions(f, s.Dims...), nil
-	}
-}
-
-// snapshot collects the variables of ctx (the trainer's running metrics,
-// whose scopes are named afresh by every trainer, excluded).
-func snapshot(ctx *context.Context) ([]SavedVariable, error) {
-	var out []SavedVariable
-	for v := range ctx.IterVariables() {
-		if strings.HasPrefix(v.Scope(), "/metrics") {
-			continue
-		}
-		t, err := v.Value()
-		if err != nil {
-			return nil, fmt.Errorf("train: variable %s: %w", v.ScopeAndName(), err)
-		}
-		dt, data, err := encodeTensor(t)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, SavedVariable{Scope: v.Scope(), Name: v.Name(), DType: dt, Dims: append([]int(nil), t.Shape().Dimensions...), Data: data})
-	}
-	return out, nil
+	return n, nil
 }
 
 // WriteCheckpoint writes ck to path atomically.
@@ -268,14 +159,14 @@ func ReadCheckpoint(path string) (ck *Checkpoint, err error) {
 			return nil, fmt.Errorf("train: checkpoint %s holds variable %s/%s twice", path, v.Scope, v.Name)
 		}
 		seen[key] = v
-		t, err := v.Tensor()
+		n, err := v.size()
 		if err != nil {
 			return nil, fmt.Errorf("train: checkpoint %s: %w", path, err)
 		}
 		if err := v.checkFinite(); err != nil {
 			return nil, fmt.Errorf("train: checkpoint %s: %w", path, err)
 		}
-		values += t.Shape().Size()
+		values += n
 	}
 	if err := checkModelVariables(ck, seen, values); err != nil {
 		return nil, fmt.Errorf("train: checkpoint %s: %w", path, err)
@@ -284,7 +175,7 @@ func ReadCheckpoint(path string) (ck *Checkpoint, err error) {
 }
 
 // checkFinite reports the first NaN or infinity of a floating-point
-// variable (its size already checked by Tensor).
+// variable (its size already checked by size).
 func (s *SavedVariable) checkFinite() error {
 	var bad func(i int) (float64, bool)
 	n := 0
@@ -376,44 +267,6 @@ func checkOptimizerState(ck *Checkpoint, path string) error {
 			}
 		}
 	}
-	return nil
-}
-
-// loader hands the variables of a checkpoint to a GoMLX context as it
-// creates them (context.Loader); keep selects the variables it offers.
-type loader struct {
-	vars map[string]*SavedVariable
-}
-
-func newLoader(ck *Checkpoint, keep func(scope, name string) bool) *loader {
-	l := &loader{vars: map[string]*SavedVariable{}}
-	for i := range ck.Variables {
-		v := &ck.Variables[i]
-		if keep == nil || keep(v.Scope, v.Name) {
-			l.vars[v.Scope+"\x00"+v.Name] = v
-		}
-	}
-	return l
-}
-
-// LoadVariable implements context.Loader.
-func (l *loader) LoadVariable(ctx *context.Context, scope, name string) (*tensors.Tensor, bool) {
-	key := scope + "\x00" + name
-	v, ok := l.vars[key]
-	if !ok {
-		return nil, false
-	}
-	delete(l.vars, key)
-	t, err := v.Tensor()
-	if err != nil { // validated by ReadCheckpoint
-		panic(err)
-	}
-	return t, true
-}
-
-// DeleteVariable implements context.Loader.
-func (l *loader) DeleteVariable(_ *context.Context, scope, name string) error {
-	delete(l.vars, scope+"\x00"+name)
 	return nil
 }
 

@@ -1,22 +1,31 @@
-// Package train trains kernelkit's sequence classifiers (package nn) with
-// GoMLX and reports the replications of the SKI-TNN and SNNK papers'
-// training results.
+// Package train trains kernelkit's sequence classifiers (arch.ModelConfig)
+// and reports the replications of the SKI-TNN and SNNK papers' training
+// results.
+//
+// Engines (package train/engine): the native CPU engine (package native,
+// the default) or the GoMLX graph engine (package train/graphtrain: the
+// graph models of package nn on a GoMLX backend), which a program links
+// in by importing train/graphtrain; this package itself imports no GoMLX
+// package. Both write one checkpoint format and resume each other's
+// checkpoints.
 //
 // Optimisation: AdamW (GoMLX's Adam with decoupled weight decay, applied to
-// every trainable variable) at the learning rate
+// every trainable variable; the native engine reproduces it) at the
+// learning rate
 //
 //	lr(s) = lr·(s+1)/w                              s < w (warm-up)
 //	lr(s) = lr·½(1 + cos(π·(s − w)/(S − w)))        w ≤ s < S (cosine)
 //
-// for step s of S with w warm-up steps (Schedule, ScheduleAt), the shape of
+// for step s of S with w warm-up steps (ScheduleAt), the shape of
 // the TNN authors' LRA configuration (1000 warm-up steps, cosine decay),
 // softmax cross-entropy, mini-batches from an epoch-wise seeded shuffle.
 //
 // Reproducibility: the seed fixes the initialisation, the random features
 // (FAVOR+ and HRF projections, redrawn every Redraw steps from the seed and
-// the redraw count; SNNK towers) and the batch order; the backend executes the
-// ops of a graph one after another (nn.DefaultBackend), so the same seed
-// gives the same losses and weights bit for bit.
+// the redraw count; SNNK towers) and the batch order; the native engine's
+// reductions are fixed by the shapes and the graph engine's backend
+// executes the ops of a graph one after another (nn.DefaultBackend), so
+// the same seed gives the same losses and weights bit for bit.
 //
 // Checkpoints hold every variable (weights, random features, Adam moments,
 // step counters, generator state) with the model configuration and seed;

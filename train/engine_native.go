@@ -1,12 +1,11 @@
 package train
 
 import (
-	"errors"
 	"fmt"
-	"os"
 
 	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/native"
+	"github.com/kernelkit/kernelkit/train/engine"
 )
 
 // BackendCPU names the native CPU engine (package native): hand-written
@@ -21,59 +20,40 @@ func IsNative(backendConfig string) bool {
 	return backendConfig == "" || backendConfig == BackendCPU
 }
 
-// newNative prepares a trainer on the native engine: the model initialised
-// from the seed, resumed from cfg.Checkpoint when it exists, or its
-// backbone initialised from cfg.InitFrom. cfg has been checked.
-func newNative(cfg Config) (*Trainer, error) {
-	cfg.Model.FFT = false
-	nt, err := native.New[float32](cfg.Model, native.Options{
-		LR: cfg.LR, WeightDecay: cfg.WeightDecay, Warmup: cfg.Warmup, Steps: cfg.Steps, Redraw: cfg.Redraw,
-	}, cfg.Seed)
+// openNative opens the native engine for a run of cfg: the model
+// initialised from the seed, its variables loaded from run.Resume (the
+// checkpoint cfg.Checkpoint) or its backbone from run.Init (cfg.InitFrom).
+func openNative(cfg *Config, run engine.Run) (engine.Engine, error) {
+	run.Model.FFT = false
+	nt, err := native.New[float32](run.Model, run.Options, run.Seed)
 	if err != nil {
 		return nil, err
 	}
-	t := &Trainer{cfg: cfg, nat: nt}
-	resumed := false
-	if cfg.Checkpoint != "" {
-		if err := checkCheckpointFile(cfg.Checkpoint, cfg.MaxMemory); err != nil {
-			return nil, err
+	switch {
+	case run.Resume != nil:
+		if err := nt.ImportVariables(run.Resume); err != nil {
+			return nil, fmt.Errorf("train: %s: %w", cfg.Checkpoint, err)
 		}
-		ck, err := ReadCheckpoint(cfg.Checkpoint)
-		switch {
-		case err == nil:
-			if err := sameModel(ck, &cfg); err != nil {
-				return nil, err
-			}
-			if ck.Step < int64(cfg.Steps) {
-				if err := checkOptimizerState(ck, cfg.Checkpoint); err != nil {
-					return nil, err
-				}
-			}
-			if err := nt.ImportVariables(toNative(ck.Variables)); err != nil {
-				return nil, fmt.Errorf("train: %s: %w", cfg.Checkpoint, err)
-			}
-			t.step = int(ck.Step)
-			t.hist = resumedHistory(ck)
-			resumed = true
-		case errors.Is(err, os.ErrNotExist):
-		default:
-			return nil, err
-		}
-	}
-	if !resumed && cfg.InitFrom != "" {
-		ck, err := readInitFrom(&cfg)
-		if err != nil {
-			return nil, err
-		}
-		if err := nt.LoadWeights(toNative(ck.Variables), backbone); err != nil {
+	case run.Init != nil:
+		if err := nt.LoadWeights(run.Init, backbone); err != nil {
 			return nil, fmt.Errorf("train: %s: %w", cfg.InitFrom, err)
 		}
 	}
-	if t.step > cfg.Steps {
-		return nil, fmt.Errorf("train: the checkpoint has %d steps, more than the %d asked for", t.step, cfg.Steps)
-	}
-	return t, nil
+	return nativeEngine{nt}, nil
 }
+
+// nativeEngine is the native engine as an engine.Engine.
+type nativeEngine struct{ t *native.Trainer[float32] }
+
+func (e nativeEngine) Name() string { return nativeName() }
+
+func (e nativeEngine) Step(tokens, labels []int32) (float64, error) { return e.t.Step(tokens, labels) }
+
+func (e nativeEngine) Logits(tokens []int32) ([]float32, error) { return e.t.Logits(tokens) }
+
+func (e nativeEngine) Params() (trainable, model int) { return e.t.Model().ParamCounts() }
+
+func (e nativeEngine) Variables() ([]native.Variable, error) { return e.t.ExportVariables() }
 
 // nativeName describes the native engine and the BLAS it runs on.
 func nativeName() string {

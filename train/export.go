@@ -77,24 +77,11 @@ func (t *Trainer) Export() (*seqmodel.Model, error) {
 	return exportVariables(t.cfg.Model, t.cfg.Seed, int64(t.step), vars)
 }
 
-// modelVariables returns the trainer's variables (the model's among them):
-// the native engine's, or the GoMLX context's, built first if no step or
-// evaluation has built them yet.
+// modelVariables returns the trainer's variables (the model's among them),
+// those of the engine (the graph engine builds its model first if no step
+// or evaluation has built it yet).
 func (t *Trainer) modelVariables() ([]native.Variable, error) {
-	if t.nat != nil {
-		return t.nat.ExportVariables()
-	}
-	if t.ctx.GetVariableByScopeAndName("/head", "w") == nil {
-		tok, _ := t.batchTensor(nil, []int{-1})
-		if _, err := t.logits.Exec(tok); err != nil {
-			return nil, fmt.Errorf("train: building the model: %w", err)
-		}
-	}
-	vars, err := snapshot(t.ctx)
-	if err != nil {
-		return nil, err
-	}
-	return toNative(vars), nil
+	return t.eng.Variables()
 }
 
 // exportVariables builds the inference model of a model's variables with

@@ -8,23 +8,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
-	"strings"
 	"time"
-
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph DSL
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	gctx "github.com/gomlx/gomlx/pkg/ml/context"
-	gtrain "github.com/gomlx/gomlx/pkg/ml/train"
-	"github.com/gomlx/gomlx/pkg/ml/train/losses"
-	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 
 	"github.com/kernelkit/kernelkit/arch"
 	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/internal/rng"
 	"github.com/kernelkit/kernelkit/native"
-	"github.com/kernelkit/kernelkit/nn"
+	"github.com/kernelkit/kernelkit/train/engine"
 )
 
 // Example is one sequence: token ids (0 is padding) and a class label.
@@ -117,16 +107,11 @@ type Result struct {
 // Trainer trains one model.
 type Trainer struct {
 	cfg Config
-	// nat is the native CPU engine; nil on a GoMLX backend, which uses the
-	// fields below.
-	nat     *native.Trainer[float32]
-	be      backends.Backend
-	ctx     *gctx.Context
-	tr      *gtrain.Trainer
-	logits  *gctx.Exec
-	step    int
-	redraws int
-	hist    History // the curve up to step (checkpoints carry it)
+	eng engine.Engine
+	// nat is the native CPU engine (eng's), nil on the graph engine.
+	nat  *native.Trainer[float32]
+	step int
+	hist History // the curve up to step (checkpoints carry it)
 }
 
 // checkConfig validates cfg (after the model defaults) and checks the
@@ -168,24 +153,25 @@ func checkConfig(cfg *Config, data float64) error {
 	return err
 }
 
-// New prepares a trainer: the backend, the context (resumed from
-// cfg.Checkpoint if that file exists, or initialised from cfg.InitFrom)
-// and the random features.
+// New prepares a trainer: the engine (Config.Backend), the model
+// resumed from cfg.Checkpoint if that file exists, or initialised from
+// the seed (its backbone from cfg.InitFrom when set), and the random
+// features. The graph engine (a GoMLX backend) must be linked into the
+// program: package train/graphtrain registers it.
 func New(cfg Config) (*Trainer, error) {
 	if err := checkConfig(&cfg, 0); err != nil {
 		return nil, err
 	}
-	if IsNative(cfg.Backend) {
-		return newNative(cfg)
+	open := func(run engine.Run) (engine.Engine, error) { return openNative(&cfg, run) }
+	if !IsNative(cfg.Backend) {
+		if open = engine.Graph(); open == nil {
+			return nil, fmt.Errorf("train: the GoMLX engine (backend %q) is not linked into this program (import github.com/kernelkit/kernelkit/train/graphtrain)", cfg.Backend)
+		}
 	}
-	be, err := nn.Backend(cfg.Backend)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Model.FFT = nn.HasFFT(be)
-	t := &Trainer{cfg: cfg, be: be, ctx: gctx.New()}
-	t.ctx.SetParam(gctx.ParamInitialSeed, int64(cfg.Seed>>1))
-	resumed := false
+	run := engine.Run{Model: cfg.Model, Seed: cfg.Seed, Device: cfg.Backend, Options: native.Options{
+		LR: cfg.LR, WeightDecay: cfg.WeightDecay, Warmup: cfg.Warmup, Steps: cfg.Steps, Redraw: cfg.Redraw,
+	}}
+	t := &Trainer{cfg: cfg}
 	if cfg.Checkpoint != "" {
 		if err := checkCheckpointFile(cfg.Checkpoint, cfg.MaxMemory); err != nil {
 			return nil, err
@@ -196,61 +182,40 @@ func New(cfg Config) (*Trainer, error) {
 			if err := sameModel(ck, &cfg); err != nil {
 				return nil, err
 			}
-			t.ctx.SetLoader(newLoader(ck, nil))
-			// Load every variable now, so that the next checkpoint holds
-			// them all (the generator state too, which training never
-			// reads); only the model's own variables may be trainable.
-			for _, v := range ck.Variables {
-				if lv := t.ctx.GetVariableByScopeAndName(v.Scope, v.Name); lv != nil && !isModelScope(v.Scope) {
-					lv.SetTrainable(false)
-				}
-			}
-			t.step = int(ck.Step)
-			t.hist = resumedHistory(ck)
-			resumed = true
-			if t.step < cfg.Steps { // training continues: it needs the optimiser state
+			if ck.Step < int64(cfg.Steps) { // training continues: it needs the optimiser state
 				if err := checkOptimizerState(ck, cfg.Checkpoint); err != nil {
 					return nil, err
 				}
 			}
+			run.Resume, run.Step = toNative(ck.Variables), int(ck.Step)
+			t.step = int(ck.Step)
+			t.hist = resumedHistory(ck)
 		case errors.Is(err, os.ErrNotExist):
 		default:
 			return nil, err
 		}
 	}
-	if !resumed && cfg.InitFrom != "" {
+	if run.Resume == nil && cfg.InitFrom != "" {
 		ck, err := readInitFrom(&cfg)
 		if err != nil {
 			return nil, err
 		}
-		t.ctx.SetLoader(newLoader(ck, backbone))
-	}
-	if !resumed { // a resumed run loads the generator state
-		if err := t.ctx.SetRNGStateFromSeed(int64(cfg.Seed >> 1)); err != nil {
-			return nil, err
+		for _, v := range toNative(ck.Variables) {
+			if backbone(v.Scope, v.Name) {
+				run.Init = append(run.Init, v)
+			}
 		}
 	}
 	if t.step > cfg.Steps {
 		return nil, fmt.Errorf("train: the checkpoint has %d steps, more than the %d asked for", t.step, cfg.Steps)
 	}
-	if cfg.Redraw > 0 {
-		t.redraws = t.step / cfg.Redraw
-	}
-	fixed, err := cfg.Model.FixedVariables(cfg.Seed, t.redraws)
+	eng, err := open(run)
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range fixed {
-		// A value from the checkpoint (loader) takes precedence.
-		t.ctx.InAbsPath(f.Scope).Checked(false).VariableWithValue(f.Name, nn.FixedTensor(f)).SetTrainable(false)
-	}
-	opt := optimizers.Adam().WeightDecay(cfg.WeightDecay).Done()
-	t.tr = gtrain.NewTrainer(be, t.ctx, t.model, losses.SparseCategoricalCrossEntropyLogits, opt, nil, nil)
-	t.logits, err = gctx.NewExec(be, t.ctx.Reuse(), func(ctx *gctx.Context, tokens *Node) *Node {
-		return nn.Logits(&t.cfg.Model, ctx, tokens)
-	})
-	if err != nil {
-		return nil, err
+	t.eng = eng
+	if ne, ok := eng.(nativeEngine); ok {
+		t.nat = ne.t
 	}
 	return t, nil
 }
@@ -287,36 +252,11 @@ func sameModel(ck *Checkpoint, cfg *Config) error {
 	return nil
 }
 
-// model is the GoMLX model function: the learning-rate schedule (when
-// training) and the logits.
-func (t *Trainer) model(ctx *gctx.Context, _ any, inputs []*Node) []*Node {
-	g := inputs[0].Graph()
-	if ctx.IsTraining(g) {
-		step := ConvertDType(optimizers.GetGlobalStepVar(ctx).ValueGraph(g), dtypes.Float32)
-		lr := Schedule(step, t.cfg.LR, t.cfg.Warmup, t.cfg.Steps)
-		optimizers.LearningRateVar(ctx, dtypes.Float32, t.cfg.LR).SetValueGraph(lr)
-	}
-	return []*Node{nn.Logits(&t.cfg.Model, ctx, inputs[0])}
-}
-
-// Schedule returns the learning rate at step s (0-based, the number of
+// ScheduleAt returns the learning rate at step s (0-based, the number of
 // steps taken): linear warm-up lr·(s+1)/warmup for s < warmup, then a
 // cosine from lr to 0 over the remaining steps, lr·½(1 + cos(π(s −
-// warmup)/(total − warmup))).
-func Schedule(s *Node, lr float64, warmup, total int) *Node {
-	g := s.Graph()
-	dt := s.DType()
-	warm := MulScalar(AddScalar(s, 1), lr/float64(max(warmup, 1)))
-	span := float64(max(total-warmup, 1))
-	frac := ClipScalar(DivScalar(AddScalar(s, -float64(warmup)), span), 0, 1)
-	cos := MulScalar(AddScalar(Cos(MulScalar(frac, math.Pi)), 1), lr/2)
-	if warmup == 0 {
-		return cos
-	}
-	return Where(LessThan(s, Scalar(g, dt, float64(warmup))), warm, cos)
-}
-
-// ScheduleAt is Schedule on the host, for reports and tests.
+// warmup)/(total − warmup))). Both engines follow it (the graph engine by
+// its graph form, graphtrain.Schedule).
 func ScheduleAt(s int, lr float64, warmup, total int) float64 {
 	if s < warmup {
 		return lr * float64(s+1) / float64(max(warmup, 1))
@@ -327,14 +267,6 @@ func ScheduleAt(s int, lr float64, warmup, total int) float64 {
 
 // Step returns the number of steps taken.
 func (t *Trainer) Step() int { return t.step }
-
-// batchTensor packs examples into a token tensor (B×Length, truncated or
-// padded with 0) and a label tensor (B×1).
-func (t *Trainer) batchTensor(exs []Example, idx []int) (*tensors.Tensor, *tensors.Tensor) {
-	l := t.cfg.Model.Length
-	tok, lab := packTokens(exs, idx, l)
-	return tensors.FromFlatDataAndDimensions(tok, len(idx), l), tensors.FromFlatDataAndDimensions(lab, len(idx), 1)
-}
 
 func (t *Trainer) checkExamples(exs []Example, what string) error {
 	if len(exs) == 0 {
@@ -405,12 +337,7 @@ func (t *Trainer) Fit(ctx context.Context, trainSet, evalSet []Example) (*Result
 		}
 	}
 	cfg := t.cfg
-	res := &Result{StartStep: t.step}
-	if t.nat != nil {
-		res.Backend = nativeName()
-	} else {
-		res.Backend = t.be.Name()
-	}
+	res := &Result{StartStep: t.step, Backend: t.eng.Name()}
 	st := newStream(len(trainSet), cfg.Batch, cfg.Seed)
 	for i := 0; i < t.step; i++ { // resume: the same batches as a straight run
 		st.indices(cfg.Batch)
@@ -424,11 +351,6 @@ func (t *Trainer) Fit(ctx context.Context, trainSet, evalSet []Example) (*Result
 				}
 			}
 			return nil, err
-		}
-		if t.nat == nil && cfg.Redraw > 0 && t.step > 0 && t.step%cfg.Redraw == 0 && t.step/cfg.Redraw != t.redraws {
-			if err := t.redraw(t.step / cfg.Redraw); err != nil {
-				return nil, err
-			}
 		}
 		idx := st.indices(cfg.Batch)
 		t0 := time.Now()
@@ -481,19 +403,12 @@ func (t *Trainer) Fit(ctx context.Context, trainSet, evalSet []Example) (*Result
 	return res, nil
 }
 
-// trainStep takes one optimiser step on the examples idx of set (the native
-// engine redraws its random features itself) and returns the batch loss.
+// trainStep takes one optimiser step on the examples idx of set (the
+// engine redraws the random features when due) and returns the batch
+// loss.
 func (t *Trainer) trainStep(set []Example, idx []int) (float64, error) {
-	if t.nat != nil {
-		tok, lab := packTokens(set, idx, t.cfg.Model.Length)
-		return t.nat.Step(tok, lab)
-	}
-	tok, lab := t.batchTensor(set, idx)
-	m, err := t.tr.TrainStep(nil, []*tensors.Tensor{tok}, []*tensors.Tensor{lab})
-	if err != nil {
-		return 0, err
-	}
-	return float64(tensors.ToScalar[float32](m[0])), nil
+	tok, lab := packTokens(set, idx, t.cfg.Model.Length)
+	return t.eng.Step(tok, lab)
 }
 
 func (t *Trainer) evalInto(res *Result, set []Example) error {
@@ -515,29 +430,6 @@ func (t *Trainer) evalInto(res *Result, set []Example) error {
 	if t.cfg.Evaluated != nil {
 		t.cfg.Evaluated(t.step, acc, loss)
 	}
-	return nil
-}
-
-// redraw sets the attention projections (FAVOR+, HRF) to their draw
-// number k.
-func (t *Trainer) redraw(k int) error {
-	fixed, err := t.cfg.Model.FixedVariables(t.cfg.Seed, k)
-	if err != nil {
-		return err
-	}
-	for _, f := range fixed {
-		if !f.Redrawn {
-			continue
-		}
-		v := t.ctx.GetVariableByScopeAndName(f.Scope, f.Name)
-		if v == nil {
-			return fmt.Errorf("train: no variable %s/%s to redraw", f.Scope, f.Name)
-		}
-		if err := v.SetValue(nn.FixedTensor(f)); err != nil {
-			return err
-		}
-	}
-	t.redraws = k
 	return nil
 }
 
@@ -572,16 +464,8 @@ func (t *Trainer) Predict(set []Example) ([][]float64, error) {
 // batchLogits returns the logits (len(idx)×Classes, row-major) of the
 // examples idx of set (an index below zero is a padding row).
 func (t *Trainer) batchLogits(set []Example, idx []int) ([]float32, error) {
-	if t.nat != nil {
-		tok, _ := packTokens(set, idx, t.cfg.Model.Length)
-		return t.nat.Logits(tok)
-	}
-	tok, _ := t.batchTensor(set, idx)
-	r, err := t.logits.Exec(tok)
-	if err != nil {
-		return nil, err
-	}
-	return tensors.MustCopyFlatData[float32](r[0]), nil
+	tok, _ := packTokens(set, idx, t.cfg.Model.Length)
+	return t.eng.Logits(tok)
 }
 
 // Evaluate returns the accuracy and mean cross-entropy on the examples,
@@ -624,56 +508,19 @@ func (t *Trainer) Evaluate(set []Example) (acc, loss float64, err error) {
 
 // Params returns the numbers of trainable parameters and of model
 // parameters (embeddings, blocks, adapters and classifier; random
-// features and optimiser state excluded). Variables exist once the model
-// has been built (after the first step or evaluation).
-func (t *Trainer) Params() (trainable, model int) {
-	if t.nat != nil {
-		return t.nat.Model().ParamCounts()
-	}
-	for v := range t.ctx.IterVariables() {
-		if !isModelScope(v.Scope()) || arch.IsFixedName(v.Name()) {
-			continue
-		}
-		model += v.Shape().Size()
-		if v.Trainable {
-			trainable += v.Shape().Size()
-		}
-	}
-	return trainable, model
-}
-
-// isModelScope reports whether a scope holds model variables (not
-// optimiser state, step counters or the generator state).
-func isModelScope(sc string) bool {
-	return strings.HasPrefix(sc, "/embed") || strings.HasPrefix(sc, "/block_") || strings.HasPrefix(sc, "/head")
-}
+// features and optimiser state excluded). On the graph engine the
+// variables exist once the model has been built (after the first step or
+// evaluation).
+func (t *Trainer) Params() (trainable, model int) { return t.eng.Params() }
 
 // Save writes a checkpoint of the current state.
 func (t *Trainer) Save(path string) error {
-	m := t.cfg.Model
-	if t.nat != nil {
-		vars, err := t.nat.ExportVariables()
-		if err != nil {
-			return err
-		}
-		h := t.history()
-		return WriteCheckpoint(path, &Checkpoint{Format: CheckpointFormat, Model: m, Seed: t.cfg.Seed, Step: int64(t.step), Variables: fromNative(vars), History: &h})
-	}
-	// Before the first step or evaluation the model's variables do not
-	// exist yet: a forward pass on one padding row creates them, so that
-	// every checkpoint holds the whole model.
-	if t.ctx.GetVariableByScopeAndName("/head", "w") == nil {
-		tok, _ := t.batchTensor(nil, []int{-1})
-		if _, err := t.logits.Exec(tok); err != nil {
-			return fmt.Errorf("train: building the model: %w", err)
-		}
-	}
-	vars, err := snapshot(t.ctx)
+	vars, err := t.eng.Variables()
 	if err != nil {
 		return err
 	}
 	h := t.history()
-	return WriteCheckpoint(path, &Checkpoint{Format: CheckpointFormat, Model: m, Seed: t.cfg.Seed, Step: int64(t.step), Variables: vars, History: &h})
+	return WriteCheckpoint(path, &Checkpoint{Format: CheckpointFormat, Model: t.cfg.Model, Seed: t.cfg.Seed, Step: int64(t.step), Variables: fromNative(vars), History: &h})
 }
 
 // history returns a copy of the curve so far.

@@ -18,6 +18,7 @@ import (
 	"github.com/kernelkit/kernelkit/report"
 	"github.com/kernelkit/kernelkit/tasks"
 	"github.com/kernelkit/kernelkit/train"
+	_ "github.com/kernelkit/kernelkit/train/graphtrain" // the GoMLX engine: --device go and cuda
 )
 
 type trainOptions struct {
