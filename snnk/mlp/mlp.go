@@ -39,9 +39,9 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/kernelkit/kernelkit/internal/gomlxbackend"
 	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/internal/rng"
-	"github.com/kernelkit/kernelkit/nn"
 )
 
 // Config describes the classifier and its training.
@@ -66,17 +66,19 @@ type Result struct {
 }
 
 // BackendConfig is the GoMLX configuration of the backend,
-// nn.DefaultBackend: the pure-Go backend ("go", simplego) with the ops of
-// a graph executed sequentially. Each op may still split its own work (a
-// large matrix product) across goroutines; that split is fixed by the
-// shapes, so results do not depend on scheduling.
-const BackendConfig = nn.DefaultBackend
+// gomlxbackend.Default (nn.DefaultBackend): the pure-Go backend ("go",
+// simplego) with the ops of a graph executed sequentially. Each op may
+// still split its own work (a large matrix product) across goroutines;
+// that split is fixed by the shapes, so results do not depend on
+// scheduling.
+const BackendConfig = gomlxbackend.Default
 
 // Backend returns GoMLX's pure-Go backend, configured by BackendConfig,
-// opened by nn.Backend: the one place kernelkit opens GoMLX backends,
-// shared with the training engine and package device.
+// opened by gomlxbackend.Open: the one place kernelkit opens GoMLX
+// backends, shared with the graph models (nn.Backend), the graph training
+// engine and package device.
 func Backend() (backends.Backend, error) {
-	return nn.Backend(BackendConfig)
+	return gomlxbackend.Open(BackendConfig)
 }
 
 func toF32(m *mat.Dense) [][]float32 {
