@@ -25,6 +25,12 @@
 #
 # Environment (defaults in brackets): KINDS; LENGTH [512], WIDTH [64], DEPTH [4], BATCH [32];
 # ROUNDS [3]; RUN_SECONDS [8]; MIN_STEPS [2]; THREADS [2]; CK_STEPS [3]; CHECK_ROWS [32];
+# TWIN [tuned]: "plain" runs the twin as PyTorch comes; "tuned" gives it two fixes of PyTorch 1.13's
+# CPU costs that kernelkit does not have (the goal is judged against the faster twin): glibc malloc
+# settings that keep freed memory for reuse instead of returning it to the kernel (without them
+# every step's large activations come back as fresh, zero-filled pages: 1.46 M minor page faults
+# in a 4-step transformer run, 0.45 M with them) and, for the transformer, the twin's --qk-loop
+# (QK^T by one torch.mm per sequence and head: its bmm runs that shape at 4 GFLOP/s, torch.mm at 48);
 # N_TRAIN [2000]; KERNELKIT (a built binary; default: go build into WORKDIR); PY (a Python
 # with torch [/usr/bin/python3, Debian's python3-torch]). WORKDIR defaults to a new
 # temporary directory. A quick check: LENGTH=128 WIDTH=32 DEPTH=2 BATCH=8 RUN_SECONDS=2
@@ -38,7 +44,15 @@ LENGTH=${LENGTH:-512} WIDTH=${WIDTH:-64} DEPTH=${DEPTH:-4} BATCH=${BATCH:-32}
 ROUNDS=${ROUNDS:-3} RUN_SECONDS=${RUN_SECONDS:-8} MIN_STEPS=${MIN_STEPS:-2} THREADS=${THREADS:-2}
 CK_STEPS=${CK_STEPS:-3} CHECK_ROWS=${CHECK_ROWS:-32} N_TRAIN=${N_TRAIN:-2000}
 PY=${PY:-/usr/bin/python3}
+TWIN=${TWIN:-tuned}
 twin="$here/torch_seq_train.py"
+case $TWIN in
+  plain) twin_env=() twin_flags=() ;;
+  tuned) twin_env=(MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=68719476736 MALLOC_TOP_PAD_=1073741824)
+    twin_flags=(--qk-loop) ;;
+  *) echo "train_twin: TWIN must be plain or tuned, got '$TWIN'" >&2; exit 2 ;;
+esac
+pt() { env "${twin_env[@]}" "$PY" "$twin" "${twin_flags[@]}" "$@"; }
 for v in LENGTH WIDTH DEPTH BATCH ROUNDS MIN_STEPS THREADS CK_STEPS CHECK_ROWS N_TRAIN; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "train_twin: $v must be a positive integer, got '${!v}'" >&2; exit 2; }
 done
@@ -61,7 +75,7 @@ head -n $((CHECK_ROWS + 1)) "$data/listops_test.tsv" > "$check"
 size=(--length "$LENGTH" --width "$WIDTH" --depth "$DEPTH" --batch "$BATCH")
 res="$work/results.jsonl"
 : > "$res"
-echo "train_twin: $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg), L=$LENGTH width=$WIDTH depth=$DEPTH batch=$BATCH threads=$THREADS, work $work" >&2
+echo "train_twin: $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg), L=$LENGTH width=$WIDTH depth=$DEPTH batch=$BATCH threads=$THREADS, twin $TWIN, work $work" >&2
 for kind in $KINDS; do
   d="$work/$kind"
   mkdir -p "$d"
@@ -70,7 +84,7 @@ for kind in $KINDS; do
     --checkpoint "$d/ck.json" --export "$d/m.kks" --json | json "r['result']['steps_per_second']")
   kk predict --model "$d/m.kks" --data "$check" --scores --out "$d/scores.csv" 2> /dev/null
   loss=$(kk train --evaluate --checkpoint "$d/ck.json" --train "$train" --test "$check" --json | json "r['test_loss']")
-  eq=$("$PY" "$twin" --model "$d/m.kks" --check "$check" --kk-scores "$d/scores.csv" --kk-loss "$loss" --threads "$THREADS") || {
+  eq=$(pt --model "$d/m.kks" --check "$check" --kk-scores "$d/scores.csv" --kk-loss "$loss" --threads "$THREADS") || {
     echo "train_twin: $kind: the twin does not match kernelkit: $eq" >&2; exit 1; }
   echo "$eq" | jq -c '{kind, check: .}' | tee -a "$res"
   steps=$("$PY" -c "import math; print(max($MIN_STEPS + 1, math.ceil($rate0 * $RUN_SECONDS) + 1))")
@@ -78,9 +92,9 @@ for kind in $KINDS; do
     a=$(kk train --model "$kind" "${size[@]}" --steps "$steps" --train "$train" --test "$check" --json \
       | jq -c "{kind: \"$kind\", round: $round, engine: \"kernelkit\", steps_timed: (.result.steps - 1), steps_per_s: .result.steps_per_second, load: \"$(cut -d' ' -f1 /proc/loadavg)\"}")
     echo "$a" | tee -a "$res"
-    b=$("$PY" "$twin" --model "$d/m.kks" --time "$train" --batch "$BATCH" --steps "$steps" --seconds "$RUN_SECONDS" \
+    b=$(pt --model "$d/m.kks" --time "$train" --batch "$BATCH" --steps "$steps" --seconds "$RUN_SECONDS" \
       --min-steps "$MIN_STEPS" --threads "$THREADS" \
-      | jq -c "{kind, round: $round, engine: \"torch\", steps_timed, steps_per_s, torch, load: \"$(cut -d' ' -f1 /proc/loadavg)\"}")
+      | jq -c "{kind, round: $round, engine: \"torch-$TWIN\", steps_timed, steps_per_s, torch, load: \"$(cut -d' ' -f1 /proc/loadavg)\"}")
     echo "$b" | tee -a "$res"
   done
 done
@@ -94,7 +108,7 @@ for k in kinds:
     rs = [r for r in rows if r["kind"] == k]
     chk = next(r["check"] for r in rs if "check" in r)
     kk = {r["round"]: r["steps_per_s"] for r in rs if r.get("engine") == "kernelkit"}
-    pt = {r["round"]: r["steps_per_s"] for r in rs if r.get("engine") == "torch"}
+    pt = {r["round"]: r["steps_per_s"] for r in rs if r.get("engine", "").startswith("torch")}
     ratios = [kk[i] / pt[i] for i in kk if i in pt]
     print(f"{k:12} {statistics.median(kk.values()):11.3f} {statistics.median(pt.values()):8.3f} "
           f"{statistics.median(ratios):6.2f} {f'[{min(ratios):.2f}-{max(ratios):.2f}]':>12}  "
