@@ -192,7 +192,7 @@ func BenchmarkFDTNNStepGoMLX(b *testing.B) {
 	var t0 time.Time
 	var c0 int64
 	var sec, cpu float64
-	tc := train.Config{Model: cfg, Steps: 1 << 20, Batch: B, LR: 1e-3, Warmup: 10, Seed: 1, Backend: nn.DefaultBackend,
+	tc := train.Config{Model: cfg, Steps: 1 << 20, Batch: B, LR: 1e-3, Warmup: 10, Seed: 1, Device: nn.DefaultBackend,
 		Progress: func(p train.Progress) {
 			switch p.Step {
 			case 1: // the first step compiles the graph

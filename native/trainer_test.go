@@ -238,7 +238,7 @@ func TestCheckpointsShareEngines(t *testing.T) {
 		Model: arch.ModelConfig{Kind: arch.KindFDTNN, Vocab: tasks.VocabSize, Classes: tasks.Classes, Length: 16, Width: 8, Depth: 1,
 			Hidden: 8, RPEHidden: 4},
 		Steps: 3, Batch: 8, LR: 3e-3, WeightDecay: 0.01, Warmup: 1, Seed: 2, Checkpoint: path,
-		Backend: nn.DefaultBackend, // GoMLX's pure-Go backend, not this engine
+		Device: nn.DefaultBackend, // GoMLX's pure-Go backend, not this engine
 	}
 	gt, err := train.New(cfg)
 	if err != nil {

@@ -59,7 +59,7 @@ func TestEvaluateAnalog(t *testing.T) {
 		{arch.KindPerformer, "", "go", "native engine"},
 	} {
 		cfg := toyConfig(c.kind)
-		cfg.Model.FeatureMap, cfg.Backend = c.fm, c.backend
+		cfg.Model.FeatureMap, cfg.Device = c.fm, c.backend
 		tr, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)

@@ -71,8 +71,8 @@ func TestCommittedCheckpoint(t *testing.T) {
 		}
 		set[i] = Example{Tokens: append(toks, toks...), Label: i % 10}
 	}
-	for device, wantLoss := range map[string]float64{BackendCPU: 2.75537395933012, "go": 2.755374717922426} {
-		tr, err := New(Config{Model: ck.Model, Steps: 5000, Batch: 4, LR: 1e-3, Seed: 1, Checkpoint: path, Backend: device})
+	for device, wantLoss := range map[string]float64{DeviceCPU: 2.75537395933012, "go": 2.755374717922426} {
+		tr, err := New(Config{Model: ck.Model, Steps: 5000, Batch: 4, LR: 1e-3, Seed: 1, Checkpoint: path, Device: device})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,16 +8,22 @@ import (
 	"github.com/kernelkit/kernelkit/train/engine"
 )
 
-// BackendCPU names the native CPU engine (package native): hand-written
+// DeviceCPU names the native CPU engine (package native): hand-written
 // forward and backward passes on the installed BLAS, float32. It is the
-// default; any other Config.Backend is a GoMLX backend (e.g. "go", GoMLX's
-// pure-Go backend, or "xla:cuda").
-const BackendCPU = "cpu"
+// default; any other Config.Device is a GoMLX backend of the graph engine
+// (e.g. "go", GoMLX's pure-Go backend, or "xla:cuda").
+const DeviceCPU = "cpu"
 
-// IsNative reports whether the backend configuration selects the native
+// BackendCPU is DeviceCPU under its name from before Config.Backend became
+// Config.Device.
+//
+// Deprecated: use DeviceCPU.
+const BackendCPU = DeviceCPU
+
+// IsNative reports whether a device (Config.Device) selects the native
 // CPU engine.
-func IsNative(backendConfig string) bool {
-	return backendConfig == "" || backendConfig == BackendCPU
+func IsNative(device string) bool {
+	return device == "" || device == DeviceCPU
 }
 
 // openNative opens the native engine for a run of cfg: the model

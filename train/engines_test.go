@@ -44,7 +44,7 @@ func TestEnginesShareCheckpoints(t *testing.T) {
 // each comparison within tolerance32.
 func crossEngines(t *testing.T, cfg Config, data []Example, check func(*Checkpoint)) {
 	t.Helper()
-	cfg.Steps, cfg.Backend = 3, BackendCPU
+	cfg.Steps, cfg.Device = 3, DeviceCPU
 	nat, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func crossEngines(t *testing.T, cfg Config, data []Example, check func(*Checkpoi
 		}
 		check(ck)
 	}
-	cfg.Backend = "go"
+	cfg.Device = "go"
 	gx, err := New(cfg)
 	if err != nil {
 		t.Fatalf("GoMLX resuming the native checkpoint: %v", err)
@@ -94,7 +94,7 @@ func crossEngines(t *testing.T, cfg Config, data []Example, check func(*Checkpoi
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Backend = BackendCPU
+	cfg.Device = DeviceCPU
 	nat2, err := New(cfg)
 	if err != nil {
 		t.Fatalf("native engine resuming GoMLX's checkpoint: %v", err)

@@ -108,7 +108,7 @@ func TestExportGoMLX(t *testing.T) {
 	data := toyData(t, 48, 7)
 	for _, kind := range []string{arch.KindTNN, arch.KindPerformer} {
 		cfg := toyConfig(kind)
-		cfg.Steps, cfg.Backend = 2, "go"
+		cfg.Steps, cfg.Device = 2, "go"
 		cfg.Checkpoint = filepath.Join(t.TempDir(), "g.ckpt")
 		tr, err := New(cfg)
 		if err != nil {

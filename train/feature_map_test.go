@@ -48,7 +48,7 @@ func TestFeatureMapsShareCheckpoints(t *testing.T) {
 func TestFeatureMapResumeMismatch(t *testing.T) {
 	data := toyData(t, 16, 3)
 	cfg := toyConfig(arch.KindPerformer)
-	cfg.Model.FeatureMap, cfg.Steps, cfg.Backend = arch.FeatureOPRF, 1, BackendCPU
+	cfg.Model.FeatureMap, cfg.Steps, cfg.Device = arch.FeatureOPRF, 1, DeviceCPU
 	cfg.Checkpoint = filepath.Join(t.TempDir(), "a.ckpt")
 	tr, err := New(cfg)
 	if err != nil {

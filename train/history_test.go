@@ -19,7 +19,7 @@ import (
 // last evaluation; and a history that does not end at the checkpoint's
 // step is refused; on both engines.
 func TestHistoryAcrossResume(t *testing.T) {
-	for _, backend := range []string{BackendCPU, nn.DefaultBackend} {
+	for _, backend := range []string{DeviceCPU, nn.DefaultBackend} {
 		t.Run(backend, func(t *testing.T) { historyAcrossResume(t, backend) })
 	}
 }
@@ -28,7 +28,7 @@ func historyAcrossResume(t *testing.T, backend string) {
 	data, eval := toyData(t, 40, 2), toyData(t, 16, 3)
 	dir := t.TempDir()
 	cfg := toyConfig(arch.KindFDTNN)
-	cfg.Backend = backend
+	cfg.Device = backend
 	cfg.Steps, cfg.EvalEvery = 6, 2
 	cfg.Checkpoint = filepath.Join(dir, "straight.ckpt")
 	fit := func(cfg Config) *Result {

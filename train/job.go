@@ -135,7 +135,7 @@ func (j *Job) Run(ctx context.Context) (*JobReport, error) {
 		if j.Analog != "ideal" && j.Analog != "pcm" {
 			return nil, fmt.Errorf("train: unknown analog hardware %q (want ideal or pcm)", j.Analog)
 		}
-		if cfg.Model.Kind != arch.KindPerformer || arch.FittedFamily(cfg.Model.FeatureMap) || !IsNative(cfg.Backend) {
+		if cfg.Model.Kind != arch.KindPerformer || arch.FittedFamily(cfg.Model.FeatureMap) || !IsNative(cfg.Device) {
 			return nil, errors.New("train: --analog needs a performer with favor+ or simrf features on the native engine (--device cpu)")
 		}
 	}

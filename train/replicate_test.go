@@ -85,3 +85,27 @@ func TestReadReport(t *testing.T) {
 		t.Error("ReadReports with a missing file: no error")
 	}
 }
+
+// TestReportDeviceKeys checks that a report names the device and the BLAS
+// under their own keys, keeps "backend" for older readers, and that a
+// report written before "device" existed still reads.
+func TestReportDeviceKeys(t *testing.T) {
+	raw, err := json.Marshal(Result{Device: DeviceCPU, BLAS: "gonum", Backend: "cpu (native engine, float32; BLAS gonum)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"device":"cpu"`, `"blas":"gonum"`, `"backend":"cpu (native engine, float32; BLAS gonum)"`} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("report %s lacks %s", raw, want)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "old.json")
+	old := `{"task":"listops","model":"fd-tnn","test_accuracy":0.5,"result":{"steps":3,"backend":"cpu (native engine, float32; BLAS openblas)"}}`
+	if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadReport(p)
+	if err != nil || r.Result.Backend != "cpu (native engine, float32; BLAS openblas)" || r.Result.Device != "" || r.Result.Steps != 3 {
+		t.Errorf("old report read as %+v, %v", r, err)
+	}
+}

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kernelkit/kernelkit/arch"
+	"github.com/kernelkit/kernelkit/blas"
 	"github.com/kernelkit/kernelkit/internal/limits"
 	"github.com/kernelkit/kernelkit/internal/rng"
 	"github.com/kernelkit/kernelkit/native"
@@ -44,11 +46,14 @@ type Config struct {
 	// EvalEvery evaluates on the evaluation set every EvalEvery steps (0:
 	// only at the end).
 	EvalEvery int
-	// Backend is the engine: empty or BackendCPU for the native engine,
-	// else a GoMLX backend configuration (nn.DefaultBackend, "go", for
-	// GoMLX's pure-Go backend; "xla:cuda" where linked in). The CLI names
-	// it with --device cpu|go|cuda.
-	Backend string
+	// Device is the engine and where it runs: empty or DeviceCPU ("cpu")
+	// for the native CPU engine (the default), else a GoMLX backend
+	// configuration for the graph engine, which the program must link in
+	// (package train/graphtrain): "go" or "go:ops_sequential"
+	// (nn.DefaultBackend) for GoMLX's pure-Go backend, "xla:cuda" where
+	// linked in. The CLI names it with --device cpu|go|cuda (the
+	// deprecated --backend takes the GoMLX names).
+	Device string
 	// Checkpoint, if set, is the checkpoint file: a run resumes from it
 	// when it exists and writes it every CheckpointEvery steps (0: only at
 	// the end) and at the end.
@@ -95,9 +100,18 @@ type Result struct {
 	StepsPerSecond float64 `json:"steps_per_second"`
 	// TrainableParams counts the trainable parameters, ModelParams every
 	// parameter of the model (random features excluded).
-	TrainableParams int    `json:"trainable_params"`
-	ModelParams     int    `json:"model_params"`
-	Backend         string `json:"backend"`
+	TrainableParams int `json:"trainable_params"`
+	ModelParams     int `json:"model_params"`
+	// Device is the run's Config.Device ("cpu" for the native engine) and
+	// BLAS the BLAS the native engine ran on (blas.Name(); empty on the
+	// graph engine); both are empty in reports written before they
+	// existed. Backend describes the engine in words, e.g. "cpu (native
+	// engine, float32; BLAS openblas …)" or the GoMLX backend's name: the
+	// key under which reports named the engine before, kept for their
+	// readers (deprecated: read "device" and "blas").
+	Device  string `json:"device,omitempty"`
+	BLAS    string `json:"blas,omitempty"`
+	Backend string `json:"backend"`
 	// History is the whole run's curve: for a run resumed from a
 	// checkpoint, the earlier steps' losses and evaluations (as far as the
 	// checkpoint recorded them) followed by this run's.
@@ -153,7 +167,7 @@ func checkConfig(cfg *Config, data float64) error {
 	return err
 }
 
-// New prepares a trainer: the engine (Config.Backend), the model
+// New prepares a trainer: the engine (Config.Device), the model
 // resumed from cfg.Checkpoint if that file exists, or initialised from
 // the seed (its backbone from cfg.InitFrom when set), and the random
 // features. The graph engine (a GoMLX backend) must be linked into the
@@ -163,12 +177,12 @@ func New(cfg Config) (*Trainer, error) {
 		return nil, err
 	}
 	open := func(run engine.Run) (engine.Engine, error) { return openNative(&cfg, run) }
-	if !IsNative(cfg.Backend) {
+	if !IsNative(cfg.Device) {
 		if open = engine.Graph(); open == nil {
-			return nil, fmt.Errorf("train: the GoMLX engine (backend %q) is not linked into this program (import github.com/kernelkit/kernelkit/train/graphtrain)", cfg.Backend)
+			return nil, fmt.Errorf("train: the GoMLX engine (device %q) is not linked into this program (import github.com/kernelkit/kernelkit/train/graphtrain)", cfg.Device)
 		}
 	}
-	run := engine.Run{Model: cfg.Model, Seed: cfg.Seed, Device: cfg.Backend, Options: native.Options{
+	run := engine.Run{Model: cfg.Model, Seed: cfg.Seed, Device: cfg.Device, Options: native.Options{
 		LR: cfg.LR, WeightDecay: cfg.WeightDecay, Warmup: cfg.Warmup, Steps: cfg.Steps, Redraw: cfg.Redraw,
 	}}
 	t := &Trainer{cfg: cfg}
@@ -337,7 +351,10 @@ func (t *Trainer) Fit(ctx context.Context, trainSet, evalSet []Example) (*Result
 		}
 	}
 	cfg := t.cfg
-	res := &Result{StartStep: t.step, Backend: t.eng.Name()}
+	res := &Result{StartStep: t.step, Device: cmp.Or(cfg.Device, DeviceCPU), Backend: t.eng.Name()}
+	if t.nat != nil {
+		res.BLAS = blas.Name()
+	}
 	st := newStream(len(trainSet), cfg.Batch, cfg.Seed)
 	for i := 0; i < t.step; i++ { // resume: the same batches as a straight run
 		st.indices(cfg.Batch)

@@ -50,11 +50,11 @@ func toyConfig(kind string) Config {
 // class frequencies alone lowers it.
 func TestShortRunLowersLoss(t *testing.T) {
 	data := toyData(t, 64, 1)
-	for _, engine := range []string{BackendCPU, "go"} {
+	for _, engine := range []string{DeviceCPU, "go"} {
 		start := time.Now()
 		for _, kind := range arch.Kinds {
 			cfg := toyConfig(kind)
-			cfg.Backend = engine
+			cfg.Device = engine
 			shortRun(t, cfg, data)
 		}
 		t.Logf("%s, all kinds: %v", engine, time.Since(start))
@@ -77,12 +77,12 @@ func shortRun(t *testing.T, cfg Config, data []Example) {
 	first := mean(res.Loss[:4])
 	last := mean(res.Loss[len(res.Loss)-4:])
 	if !(last < first-0.1) {
-		t.Errorf("%s (%s): loss %.3f over the first 4 steps, %.3f over the last 4: no decrease", kind, cfg.Backend, first, last)
+		t.Errorf("%s (%s): loss %.3f over the first 4 steps, %.3f over the last 4: no decrease", kind, cfg.Device, first, last)
 	}
 	if first < math.Log(10)-0.5 || first > math.Log(10)+1 {
-		t.Errorf("%s (%s): initial loss %.3f outside [ln 10 − ½, ln 10 + 1]", kind, cfg.Backend, first)
+		t.Errorf("%s (%s): initial loss %.3f outside [ln 10 − ½, ln 10 + 1]", kind, cfg.Device, first)
 	}
-	t.Logf("%s (%s): loss %.3f → %.3f, %.1f steps/s, %d parameters", kind, cfg.Backend, first, last, res.StepsPerSecond, res.TrainableParams)
+	t.Logf("%s (%s): loss %.3f → %.3f, %.1f steps/s, %d parameters", kind, cfg.Device, first, last, res.StepsPerSecond, res.TrainableParams)
 }
 
 // TestCausalKinds runs two steps of every causal model kind (ski-tnn has
@@ -322,7 +322,7 @@ func TestConfigErrors(t *testing.T) {
 // 1, not draw 0, of FixedVariables; they are not counted as parameters, so
 // the hrf model has exactly the Transformer's trainable parameters.
 func TestHRFRedraw(t *testing.T) {
-	for _, engine := range []string{BackendCPU, "go"} {
+	for _, engine := range []string{DeviceCPU, "go"} {
 		t.Run(engine, func(t *testing.T) { hrfRedraw(t, engine) })
 	}
 }
@@ -330,7 +330,7 @@ func TestHRFRedraw(t *testing.T) {
 func hrfRedraw(t *testing.T, engine string) {
 	data := toyData(t, 32, 5)
 	cfg := toyConfig(arch.KindHRF)
-	cfg.Backend = engine
+	cfg.Device = engine
 	cfg.Steps, cfg.Redraw = 3, 2
 	cfg.Model.HRFM, cfg.Model.HRFN = 3, 2
 	tr, err := New(cfg)
@@ -383,7 +383,7 @@ func hrfRedraw(t *testing.T, engine string) {
 		}
 	}
 	rc := toyConfig(arch.KindTransformer)
-	rc.Steps, rc.Backend = 1, engine
+	rc.Steps, rc.Device = 1, engine
 	ref, err := New(rc)
 	if err != nil {
 		t.Fatal(err)

@@ -35,9 +35,9 @@ func newTrainCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "train",
 		Short: "Train sequence classifiers: TNN, SKI-TNN, FD-TNN, Performer, Transformer, HRF",
-		Long: "train trains a sequence classifier with the native CPU engine (--backend cpu, the default:\n" +
-			"hand-written forward and backward passes on BLAS, float32) or a GoMLX backend (--backend go,\n" +
-			"GoMLX's pure-Go backend, or xla:cuda where linked in; one checkpoint format for all) on a\n" +
+		Long: "train trains a sequence classifier with the native CPU engine (--device cpu, the default:\n" +
+			"hand-written forward and backward passes on BLAS, float32) or a GoMLX backend (--device go,\n" +
+			"GoMLX's pure-Go backend, or cuda where linked in; one checkpoint format for all) on a\n" +
 			"generated task or on LRA TSV files\n" +
 			"(header Source<TAB>Target, e.g. the released ListOps basic_train.tsv), and reports the test\n" +
 			"accuracy and training speed. --task listops generates the LRA ListOps task (operators MAX, MIN,\n" +
@@ -114,7 +114,7 @@ func (o *trainOptions) bind(fl *pflag.FlagSet) {
 	seedVar(fl, &j.AnalogSeed, "analog-seed", 1, "seed of the emulated PCM noise (--analog pcm)")
 	intVar(fl, &j.AnalogCalibration, "analog-calibration", 64, dim, "training examples whose feature-map inputs calibrate the crossbars (--analog)")
 	fl.StringVar(&o.device, "device", device.Host, "where the training runs: cpu (the native engine, on BLAS), go (GoMLX's pure-Go backend) or cuda (XLA on an NVIDIA GPU, in a build with -tags xla)")
-	fl.StringVar(&j.Backend, "backend", "", "the engine by its GoMLX name: cpu, "+nn.DefaultBackend+" or xla:cuda (--device cpu, go, cuda)")
+	fl.StringVar(&j.Device, "backend", "", "the engine by its GoMLX name: cpu, "+nn.DefaultBackend+" or xla:cuda (--device cpu, go, cuda)")
 	if err := fl.MarkDeprecated("backend", "use --device cpu|go|cuda"); err != nil {
 		panic(err) // the flag is defined just above
 	}
@@ -205,7 +205,7 @@ func (o *trainOptions) engine(fl *pflag.FlagSet) error {
 	var fromDevice string
 	switch o.device {
 	case device.Host:
-		fromDevice = train.BackendCPU
+		fromDevice = train.DeviceCPU
 	case device.Go:
 		fromDevice = nn.DefaultBackend
 	case device.CUDA:
@@ -214,11 +214,11 @@ func (o *trainOptions) engine(fl *pflag.FlagSet) error {
 		return fmt.Errorf("unknown --device %.40q (want cpu, go or cuda)", o.device)
 	}
 	if !fl.Changed("backend") {
-		o.job.Backend = fromDevice
+		o.job.Device = fromDevice
 		return nil
 	}
-	if fl.Changed("device") && o.job.Backend != fromDevice {
-		return fmt.Errorf("--backend %.40q and --device %s name different engines; drop --backend", o.job.Backend, o.device)
+	if fl.Changed("device") && o.job.Device != fromDevice {
+		return fmt.Errorf("--backend %.40q and --device %s name different engines; drop --backend", o.job.Device, o.device)
 	}
 	return nil
 }
