@@ -2,6 +2,7 @@ package kkbeam
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
@@ -79,7 +80,7 @@ func (p *Prep) Add(b *Batch, task model.Task, standardize bool) error {
 	if n == 0 {
 		return nil
 	}
-	if b.Y == nil {
+	if b.Y == nil && b.Targets == nil {
 		if p.Unlabeled == "" || b.File < p.Unlabeled {
 			p.Unlabeled = b.File
 		}
@@ -94,7 +95,18 @@ func (p *Prep) Add(b *Batch, task model.Task, standardize bool) error {
 	if cols == 0 {
 		cols, x = 1, make([]float64, n)
 	}
-	if err := c.Add(&data.Batch{X: mat.NewDense(n, cols, x), Y: b.Y}); err != nil {
+	for i, w := range b.Weights {
+		// model.Census.Add refuses the same weights, naming the row of
+		// the batch; this names the file's line.
+		if !(w >= 0) || math.IsInf(w, 0) {
+			r := &BadRow{File: b.File, Line: b.Lines[i], Err: fmt.Sprintf("line %d: model: weight %v is not a finite non-negative number", b.Lines[i], w)}
+			if r.before(p.Err) {
+				p.Err = r
+			}
+			return nil
+		}
+	}
+	if err := c.Add(&data.Batch{X: mat.NewDense(n, cols, x), Y: b.Y, Weights: b.Weights, Targets: b.targets()}); err != nil {
 		r := &BadRow{File: b.File, Line: b.Lines[0], Err: err.Error()}
 		if le, ok := err.(*model.LabelError); ok {
 			line := b.Lines[le.Row]
@@ -131,6 +143,10 @@ func (p *Prep) mergeHeader(h *Header) {
 	if (!slices.Equal(a.Columns, b.Columns) || a.Label != b.Label) && p.Mismatch == "" {
 		p.Mismatch = fmt.Sprintf("%s has the columns %s and label %q, but %s has %s and label %q",
 			a.File, list(a.Columns), a.Label, b.File, list(b.Columns), b.Label)
+	}
+	if (a.Weight != b.Weight || !slices.Equal(a.Targets, b.Targets)) && p.Mismatch == "" {
+		p.Mismatch = fmt.Sprintf("%s has the weight column %q and targets %s, but %s has %q and %s",
+			a.File, a.Weight, list(a.Targets), b.File, b.Weight, list(b.Targets))
 	}
 }
 

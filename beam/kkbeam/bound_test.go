@@ -34,6 +34,13 @@ import (
 //     εA = ‖ΔA‖₂/‖A‖₂, εB = ‖ΔB‖₂/‖B‖₂; in the max norm the tests use,
 //     max|ΔW|/max|W| ≤ √(D·K) times that.
 //
+// With row weights w (ds.Weights) the sums are of w_i-weighted terms:
+// the bound holds for the rows scaled by √w_i (Z_w = diag(√w)Z, Y_w
+// likewise, centred on their weighted means), the scaler's weighted
+// moments gaining a factor 2 for their division by Σw (computed in
+// another order too). With several targets (ds.Targets) Y is their n×K
+// matrix.
+//
 // weightBound evaluates this bound for want, model.Fit's model of the
 // rows ds (a map of package features of the cos form), on those rows.
 // It is a worst-case bound: the measured differences are orders of
@@ -59,6 +66,21 @@ func weightBounds(t *testing.T, want *model.Model, ds *data.Dataset) (maxNorm, s
 	const u = 0x1p-53
 	n, d := ds.X.Dims()
 	gamma := float64(n) * u / (1 - float64(n)*u)
+	w := ds.Weights
+	if w == nil {
+		w = make([]float64, n)
+		for i := range w {
+			w[i] = 1
+		}
+	}
+	var sw float64
+	for _, v := range w {
+		sw += v
+	}
+	moment := 2 * gamma // the scaler's moments' factor
+	if ds.Weights != nil {
+		moment *= 2
+	}
 	z, err := want.Features(ds.X)
 	if err != nil {
 		t.Fatal(err)
@@ -72,15 +94,15 @@ func weightBounds(t *testing.T, want *model.Model, ds *data.Dataset) (maxNorm, s
 			var top, mean, v float64
 			for i := range n {
 				top = math.Max(top, math.Abs(ds.X.At(i, j)))
-				mean += ds.X.At(i, j)
+				mean += w[i] * ds.X.At(i, j)
 			}
-			mean /= float64(n)
+			mean /= sw
 			for i := range n {
-				v += (ds.X.At(i, j) - mean) * (ds.X.At(i, j) - mean)
+				v += w[i] * (ds.X.At(i, j) - mean) * (ds.X.At(i, j) - mean)
 			}
-			v /= float64(n)
-			dmean[j] = 2 * gamma * top
-			drel[j] = 2 * gamma * (1 + top*top/math.Max(v, math.SmallestNonzeroFloat64))
+			v /= sw
+			dmean[j] = moment * top
+			drel[j] = moment * (1 + top*top/math.Max(v, math.SmallestNonzeroFloat64))
 		}
 		xs, err := want.Scaler.Transform(ds.X)
 		if err != nil {
@@ -97,15 +119,16 @@ func weightBounds(t *testing.T, want *model.Model, ds *data.Dataset) (maxNorm, s
 					s += math.Abs(spec.W[k*d+j]) * delta[j]
 				}
 				dz := math.Sqrt(2/float64(dim)) * s
-				dz2 += dz * dz
+				dz2 += w[i] * dz * dz
 			}
 		}
 	}
 	dz := math.Sqrt(dz2)
 	y := targetsOf(t, want, ds)
 	_, k := y.Dims()
-	zf, yf := mat.Norm(z, 2), mat.Norm(y, 2) // Frobenius norms
-	a, b := centred(z, y, want.Linear.Lambda)
+	zw, yw := scaleRows(z, w), scaleRows(y, w)
+	zf, yf := mat.Norm(zw, 2), mat.Norm(yw, 2) // Frobenius norms
+	a, b := centred(z, y, w, want.Linear.Lambda)
 	na, nb := normTwo(a), normTwo(b)
 	kappa := mat.Cond(a, 2)
 	ea := (6*gamma*zf*zf + 2*zf*dz + dz*dz) / na
@@ -123,6 +146,9 @@ func weightBounds(t *testing.T, want *model.Model, ds *data.Dataset) (maxNorm, s
 // the regression target.
 func targetsOf(t *testing.T, m *model.Model, ds *data.Dataset) *mat.Dense {
 	t.Helper()
+	if ds.Targets != nil {
+		return mat.DenseCopyOf(ds.Targets)
+	}
 	if m.Task != model.Classification {
 		return mat.NewDense(len(ds.Y), 1, append([]float64(nil), ds.Y...))
 	}
@@ -137,22 +163,38 @@ func targetsOf(t *testing.T, m *model.Model, ds *data.Dataset) *mat.Dense {
 	return y
 }
 
+// scaleRows returns the rows of m scaled by √w_i.
+func scaleRows(m *mat.Dense, w []float64) *mat.Dense {
+	out := mat.DenseCopyOf(m)
+	for i, v := range w {
+		r := out.RawRowView(i)
+		for j := range r {
+			r[j] *= math.Sqrt(v)
+		}
+	}
+	return out
+}
+
 // centred returns A = Z_cᵀZ_c + λI and B = Z_cᵀY_c, Z_c and Y_c centred
-// on their column means.
-func centred(z, y *mat.Dense, lambda float64) (*mat.SymDense, *mat.Dense) {
+// on their column means weighted by w, and their rows scaled by √w_i.
+func centred(z, y *mat.Dense, w []float64, lambda float64) (*mat.SymDense, *mat.Dense) {
 	n, dim := z.Dims()
 	_, k := y.Dims()
+	var sw float64
+	for _, v := range w {
+		sw += v
+	}
 	zc, yc := mat.DenseCopyOf(z), mat.DenseCopyOf(y)
 	for _, m := range []*mat.Dense{zc, yc} {
 		_, c := m.Dims()
 		for j := range c {
 			var s float64
 			for i := range n {
-				s += m.At(i, j)
+				s += w[i] * m.At(i, j)
 			}
-			s /= float64(n)
+			s /= sw
 			for i := range n {
-				m.Set(i, j, m.At(i, j)-s)
+				m.Set(i, j, math.Sqrt(w[i])*(m.At(i, j)-s))
 			}
 		}
 	}

@@ -21,7 +21,7 @@ import (
 
 // codecVersion starts each binary encoding, so that a worker of another
 // version fails loudly instead of misreading.
-const codecVersion = 2
+const codecVersion = 3
 
 type enc struct{ b []byte }
 
@@ -154,7 +154,7 @@ func (d *dec) jsonPart(v any) {
 
 // EncodeBatch is the Beam coder's encoder of Batch.
 func EncodeBatch(b Batch) ([]byte, error) {
-	e := &enc{b: make([]byte, 0, 64+len(b.File)+8*(len(b.Lines)+len(b.X)+len(b.Y)))}
+	e := &enc{b: make([]byte, 0, 80+len(b.File)+8*(len(b.Lines)+len(b.X)+len(b.Y)+len(b.Weights)+len(b.Targets)))}
 	e.u64(codecVersion)
 	e.str(b.File)
 	e.i64(b.Start)
@@ -162,6 +162,8 @@ func EncodeBatch(b Batch) ([]byte, error) {
 	e.u64(uint64(b.Cols))
 	e.f64s(b.X)
 	e.f64sOrNil(b.Y)
+	e.f64sOrNil(b.Weights)
+	e.f64sOrNil(b.Targets)
 	e.i64(b.Bad)
 	e.i64s(b.Before)
 	var extra struct {
@@ -187,6 +189,8 @@ func DecodeBatch(p []byte) (Batch, error) {
 	cols := d.u64()
 	b.X = d.f64s()
 	b.Y = d.f64sOrNil()
+	b.Weights = d.f64sOrNil()
+	b.Targets = d.f64sOrNil()
 	b.Bad = d.i64()
 	b.Before = d.i64s()
 	var extra struct {
@@ -200,8 +204,10 @@ func DecodeBatch(p []byte) (Batch, error) {
 	}
 	b.FirstBad, b.Header, b.FileErr = extra.FirstBad, extra.Header, extra.FileErr
 	n := len(b.Lines)
-	if cols > limits.MaxDim || uint64(len(b.X)) != uint64(n)*cols || (b.Y != nil && len(b.Y) != n) {
-		return Batch{}, fmt.Errorf("kkbeam: batch of %d rows with %d values of width %d and %d targets", n, len(b.X), cols, len(b.Y))
+	if cols > limits.MaxDim || uint64(len(b.X)) != uint64(n)*cols || (b.Y != nil && len(b.Y) != n) ||
+		(b.Weights != nil && len(b.Weights) != n) || (n == 0 && len(b.Targets) > 0) || (n > 0 && len(b.Targets)%n != 0) {
+		return Batch{}, fmt.Errorf("kkbeam: batch of %d rows with %d values of width %d, %d targets, %d weights and %d values of several targets",
+			n, len(b.X), cols, len(b.Y), len(b.Weights), len(b.Targets))
 	}
 	b.Cols = int(cols)
 	return b, nil

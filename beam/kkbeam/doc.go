@@ -24,11 +24,15 @@
 // its pass states in Beam's CombineFns:
 //
 //   - Pass 1 reads every file (Beam's fileio matches and opens them; each
-//     file is parsed in order by ReadFile with package data's parsers, so
-//     rows keep their file and line) and combines a Prep: model's census
-//     (model.Census: columns, labels, target columns, the scaler's
-//     moments; model.Census.Merge), the rows of each file and class, bad
-//     rows and the CSV columns (every shard must have the same).
+//     file is parsed in order by ReadInput with package data's parsers —
+//     CSV and LIBSVM by ReadFile, Parquet by ReadParquet over
+//     data.ParquetReader, the columns of CSV and Parquet chosen by name by
+//     data.MatchColumns — so rows keep their file and line, a Parquet
+//     file's row number) and combines a Prep: model's census
+//     (model.Census: columns, labels, target columns, weights, the
+//     scaler's moments; model.Census.Merge), the rows of each file and
+//     class, bad rows and the columns, label, weight and target columns
+//     (every shard must have the same).
 //   - The driver plans the later passes from the census
 //     (model.Census.Plan: task, classes, scaler, folds, a calibration's
 //     strata) and draws the feature map once from the seed. The plan and
@@ -63,12 +67,21 @@
 // and measure 7·10⁻¹⁴ to 3·10⁻¹³, with every predicted class the same;
 // calibrated probabilities differ by 6·10⁻¹⁴.
 //
+// Rows may carry a weight (FitOptions.Weight, a column of CSV or Parquet
+// files) and several targets (FitOptions.Targets, a multi-output
+// regression); both reach model.Census and model.Plan.Prepare as
+// data.Batch.Weights and Targets, as in model.Fit. A calibration's
+// stratified folds then count, before each batch, the rows of positive
+// weight of each class and the rows of weight zero.
+//
 // Bad rows: a line that does not parse is found with data's own message
 // for that file (file name, line, column). Without a dead-letter file the
 // fit fails with the first bad row in (file, line) order and their count;
 // with one, bad rows are written there (file,line,error,text) and counted,
 // and the fit goes on without them. No row is dropped silently: the second
 // pass checks that it read the rows and bad rows the first pass counted.
+// A Parquet file has no bad rows: a value kernelkit does not read (a null,
+// a NaN) fails the fit with the file, row group, column and row.
 //
 // # Prediction
 //

@@ -232,13 +232,20 @@ func writeDeadLetters(s beam.Scope, path string, bads beam.PCollection) {
 
 // FitOptions configures Fit.
 type FitOptions struct {
-	// Input is the glob of the training files: CSV with a header row
-	// (every file the same columns) or LIBSVM, in any scheme of Beam's
-	// file systems.
+	// Input is the glob of the training files: CSV with a header row or
+	// Parquet (every file the same columns), or LIBSVM, in any scheme of
+	// Beam's file systems.
 	Input string
-	// Format and Label select the format ("", "auto", "csv", "libsvm") and
-	// the CSV label column (default the last), as kernelkit fit's flags.
+	// Format and Label select the format ("", "auto", "csv", "libsvm",
+	// "parquet") and the label column of CSV and Parquet files (default
+	// the last), as kernelkit fit's flags.
 	Format, Label string
+	// Weight names a column of row weights (finite, non-negative; not a
+	// feature) and Targets several target columns of a multi-output
+	// regression, instead of Label: kernelkit fit's --weight-column and
+	// --targets, for CSV and Parquet files.
+	Weight  string
+	Targets []string
 	// Model holds the options of the fit as model.Fit takes them: Task
 	// ("" chooses as kernelkit fit --task auto: classification when every
 	// label is an integer in [0, 1000)), Lambda, Select, Grid, Folds,
@@ -290,9 +297,9 @@ type FitResult struct {
 // k-fold and stratified fold assignments included) up to the rounding of
 // sums taken in another order (see the package documentation for the
 // bound). Options.SampleWeights and Options.Accumulator are refused: the
-// rows' weights would be a column of the files, which kkbeam does not
-// read, and an accumulator is a function of this process that the
-// workers cannot call.
+// rows' weights are a column of the files (FitOptions.Weight), and an
+// accumulator is a function of this process that the workers cannot
+// call.
 func Fit(ctx context.Context, opt FitOptions) (*FitResult, error) {
 	mo := opt.Model
 	if mo.Task == "" {
@@ -300,7 +307,7 @@ func Fit(ctx context.Context, opt FitOptions) (*FitResult, error) {
 	}
 	switch {
 	case mo.SampleWeights != nil:
-		return nil, errors.New("kkbeam: Options.SampleWeights weigh the rows of an in-memory data set; a Beam fit reads its rows from files, which have no weight column here")
+		return nil, errors.New("kkbeam: Options.SampleWeights weigh the rows of an in-memory data set; a Beam fit reads its rows' weights from a column of its files (FitOptions.Weight)")
 	case mo.Accumulator != nil:
 		return nil, errors.New("kkbeam: Options.Accumulator is a function of this process, which Beam's workers cannot call; they accumulate on their CPUs")
 	}
@@ -320,7 +327,7 @@ func Fit(ctx context.Context, opt FitOptions) (*FitResult, error) {
 
 	// Pass 1.
 	t0 := time.Now()
-	src := Source{Format: opt.Format, Label: opt.Label, Chunk: opt.Run.Chunk}
+	src := Source{Format: opt.Format, Label: opt.Label, Weight: opt.Weight, Targets: opt.Targets, Chunk: opt.Run.Chunk}
 	prepPath := r.path("prep.json")
 	p, s := beam.NewPipelineWithRoot()
 	batches, bads := beam.ParDo2(s, &readFn{Src: src}, readable(s, paths))
@@ -356,7 +363,7 @@ func Fit(ctx context.Context, opt FitOptions) (*FitResult, error) {
 	res.Folds = plan.Folds
 	var cols model.Columns
 	if prep.Header != nil {
-		cols.Names, cols.Label = prep.Header.Columns, prep.Header.Label
+		cols.Names, cols.Label, cols.Targets = prep.Header.Columns, prep.Header.Label, prep.Header.Targets
 	}
 	m := plan.Model(cols)
 	d := plan.Cols
@@ -408,7 +415,8 @@ func Fit(ctx context.Context, opt FitOptions) (*FitResult, error) {
 	}
 	src2 := src
 	if prep.Header != nil {
-		src2.Columns, src2.Label = prep.Header.Columns, prep.Header.Label
+		h := prep.Header
+		src2.Columns, src2.Label, src2.Weight, src2.Targets = h.Columns, h.Label, h.Weight, h.Targets
 	}
 	src2.Width = d
 	src2.CountClasses = plan.Strata != nil

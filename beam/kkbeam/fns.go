@@ -86,7 +86,7 @@ func UseBLAS(name string) (err error) {
 	return err
 }
 
-// readFn reads one file into batches (see ReadFile). Bad rows go to the
+// readFn reads one file into batches (see ReadInput). Bad rows go to the
 // second output; an error of the file as a whole becomes a batch with
 // FileErr set, so that the driver reports it like a bad row; a failed read
 // fails the bundle, which the runner retries.
@@ -96,15 +96,8 @@ type readFn struct {
 
 func (f *readFn) ProcessElement(ctx context.Context, file fileio.ReadableFile, emit func(Batch), bad func(BadRow)) error {
 	name := file.Metadata.Path
-	rc, err := file.Open(ctx)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	err = ReadFile(name, rc, f.Src, func(b *Batch) error { emit(*b); return nil },
+	err := ReadInput(ctx, file, f.Src, func(b *Batch) error { emit(*b); return nil },
 		func(r *BadRow) error { bad(*r); return nil })
-	if cerr := rc.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("%s: %w", name, cerr)
-	}
 	var fe *FileError
 	if errors.As(err, &fe) {
 		emit(Batch{File: name, FileErr: fe.Err.Error()})
@@ -193,17 +186,25 @@ func (f *rowsFn) rows(b *Batch) (*model.Rows, int, error) {
 	first := f.Offsets[b.File] + b.Start
 	var before []int
 	if f.Plan.Strata != nil {
-		before = make([]int, f.Plan.Classes)
-		for l := range before {
+		// The rows of positive weight of each class before the batch, then
+		// (with weights) those of weight zero: the rest of the rows
+		// before it, as a calibration has no class of weight zero.
+		before = make([]int, f.Plan.Classes, f.Plan.Classes+1)
+		pos := 0
+		for l := range f.Plan.Classes {
 			if fb := f.Before[b.File]; l < len(fb) {
 				before[l] += int(fb[l])
 			}
 			if l < len(b.Before) {
 				before[l] += int(b.Before[l])
 			}
+			pos += before[l]
+		}
+		if f.Plan.Weighted {
+			before = append(before, int(first)-pos)
 		}
 	}
-	r, err := f.Plan.Prepare(&data.Batch{X: mat.NewDense(n, b.Cols, b.X), Y: b.Y}, int(first), before)
+	r, err := f.Plan.Prepare(&data.Batch{X: mat.NewDense(n, b.Cols, b.X), Y: b.Y, Weights: b.Weights, Targets: b.targets()}, int(first), before)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: lines %d to %d: %w", b.File, b.Lines[0], b.Lines[n-1], err)
 	}

@@ -89,7 +89,8 @@ func OutputPath(dir, name string) string {
 	return strings.TrimSuffix(dir, "/") + "/" + path.Base(name) + ".pred.csv"
 }
 
-// predictFn predicts the rows of one file with a model (see PredictFile).
+// predictFn predicts the rows of one file (CSV, LIBSVM or Parquet: see
+// ReadInput) with a model (see PredictFile).
 type predictFn struct {
 	Model      []byte // the model file
 	Src        Source
@@ -117,15 +118,11 @@ func (f *predictFn) ProcessElement(ctx context.Context, file fileio.ReadableFile
 		}
 	}
 	name := file.Metadata.Path
-	rc, err := file.Open(ctx)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+	read := func(emit func(*Batch) error, bad func(*BadRow) error) error {
+		return ReadInput(ctx, file, f.Src, emit, bad)
 	}
-	s, err := PredictFile(ctx, f.m, name, rc, f.Src, OutputPath(f.OutDir, name), f.Scores, f.DeadLetter,
+	s, err := predictBatches(ctx, f.m, name, read, OutputPath(f.OutDir, name), f.Scores, f.DeadLetter,
 		func(r *BadRow) { bad(*r) })
-	if cerr := rc.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("%s: %w", name, cerr)
-	}
 	if err != nil {
 		return err
 	}
@@ -146,6 +143,14 @@ var errStop = errors.New("kkbeam: stop")
 // writes are errors.
 func PredictFile(ctx context.Context, m *model.Model, name string, r io.Reader, src Source, out string,
 	scores, deadLetter bool, bad func(*BadRow)) (*Summary, error) {
+	read := func(emit func(*Batch) error, bad func(*BadRow) error) error { return ReadFile(name, r, src, emit, bad) }
+	return predictBatches(ctx, m, name, read, out, scores, deadLetter, bad)
+}
+
+// predictBatches is PredictFile over the batches read gives (ReadFile's,
+// or ReadInput's, which reads Parquet files as well).
+func predictBatches(ctx context.Context, m *model.Model, name string, read func(emit func(*Batch) error, bad func(*BadRow) error) error,
+	out string, scores, deadLetter bool, bad func(*BadRow)) (*Summary, error) {
 	s := &Summary{Files: 1}
 	classify := m.Task == model.Classification
 	var key bytes.Buffer
@@ -224,7 +229,7 @@ func PredictFile(ctx context.Context, m *model.Model, name string, r io.Reader, 
 			}
 			return nil
 		}
-		if err := ReadFile(name, r, src, emit, onBad); err != nil {
+		if err := read(emit, onBad); err != nil {
 			readErr = err
 			return errStop
 		}

@@ -22,10 +22,12 @@ import (
 // part of the serialised configuration of the reading DoFn, so every field
 // is exported and JSON-encodable.
 type Source struct {
-	// Format is "csv", "libsvm", or "" (also "auto"): LIBSVM for the
-	// extensions .svm, .libsvm and .svmlight, CSV for .csv (after removing
-	// a compression extension such as .gz), otherwise by the first data
-	// line, as data.Open decides.
+	// Format is "csv", "libsvm", "parquet", or "" (also "auto"): LIBSVM
+	// for the extensions .svm, .libsvm and .svmlight, CSV for .csv (after
+	// removing a compression extension such as .gz), Parquet for .parquet,
+	// otherwise Parquet when the file starts with Parquet's magic bytes
+	// PAR1 and else by the first data line, as data.Open decides. ReadFile
+	// reads CSV and LIBSVM, ReadParquet Parquet (see ReadInput).
 	Format string
 	// Label names the CSV target column; empty means the last column. With
 	// Columns set it is optional (see Columns).
@@ -50,8 +52,16 @@ type Source struct {
 	Width int
 	// Chunk is the number of rows per Batch (default 2048).
 	Chunk int
+	// Weight names a column of row weights (CSV and Parquet), read into
+	// Batch.Weights and left out of the features; Targets names several
+	// target columns (multi-output regression), read into Batch.Targets
+	// instead of one label. They are data.OpenOptions.Weight and Targets,
+	// chosen by data.MatchColumns: required without Columns and Width,
+	// read if the file has them with either.
+	Weight  string   `json:",omitempty"`
+	Targets []string `json:",omitempty"`
 	// CountClasses sets each batch's Before: the rows of each class
-	// before it in its file.
+	// before it in its file (of positive weight, with weights).
 	CountClasses bool
 }
 
@@ -65,15 +75,21 @@ type Batch struct {
 	// Cols is the width of X (n×Cols, row-major).
 	Cols int
 	X    []float64
-	// Y holds the targets (nil without a label column).
+	// Y holds the targets (nil without a label column, or with several
+	// target columns).
 	Y []float64
+	// Weights holds the rows' weights (Source.Weight; nil without).
+	Weights []float64
+	// Targets holds several targets per row (Source.Targets), n×K
+	// row-major with K = len(Targets)/n; nil without.
+	Targets []float64
 	// Bad is the number of bad lines among the lines this batch covers and
 	// FirstBad the first of them (nil if none).
 	Bad      int64
 	FirstBad *BadRow
 	// Before, with Source.CountClasses, holds the rows of each class
-	// (label l counted at index l) among the file's good rows before this
-	// batch: with the counts of the files before it, where a
+	// (label l counted at index l; with weights, only the rows of positive
+	// weight) among the file's good rows before this batch: with the counts of the files before it, where a
 	// calibration's stratified folds resume (model.Plan.Prepare).
 	Before []int64
 	// Header carries a CSV file's column names and label (only on the
@@ -88,11 +104,22 @@ type Batch struct {
 // Rows returns the number of rows of b.
 func (b *Batch) Rows() int { return len(b.Lines) }
 
-// Header is the column layout of a CSV file.
+// Header is the column layout of a CSV or Parquet file: its feature
+// columns, label, weight column and several target columns.
 type Header struct {
 	File    string
 	Columns []string
 	Label   string
+	Weight  string   `json:",omitempty"`
+	Targets []string `json:",omitempty"`
+}
+
+// K returns the number of target columns of b's Targets (0 without).
+func (b *Batch) K() int {
+	if n := b.Rows(); n > 0 {
+		return len(b.Targets) / n
+	}
+	return 0
 }
 
 // BadRow is a line that did not parse, with its file, line number, the
@@ -202,6 +229,9 @@ func ReadFile(name string, r io.Reader, src Source, emit func(*Batch) error, bad
 		}
 		p = c
 	} else {
+		if len(src.Targets) > 1 || (src.Weight != "" && len(src.Columns) == 0 && src.Width <= 0) {
+			return &FileError{name, errors.New("data: a LIBSVM file has one label and no weight column; use CSV for several targets or weights")}
+		}
 		p = &libsvmParser{file: name, width: src.Width}
 	}
 	var start int64
@@ -234,7 +264,7 @@ func ReadFile(name string, r io.Reader, src Source, emit func(*Batch) error, bad
 		lines = lines[:0]
 		if src.CountClasses {
 			b.Before = slices.Clone(before)
-			before = countClasses(before, b.Y)
+			before = countClasses(before, b.Y, b.Weights)
 		}
 		return emit(b)
 	}
@@ -257,10 +287,12 @@ func ReadFile(name string, r io.Reader, src Source, emit func(*Batch) error, bad
 }
 
 // countClasses adds to counts (label l at index l) the labels y that are
-// class indices (model.Census has checked them in the first pass).
-func countClasses(counts []int64, y []float64) []int64 {
-	for _, v := range y {
-		if v < 0 || v != math.Trunc(v) || v > maxClassLabel {
+// class indices (model.Census has checked them in the first pass), of the
+// rows of positive weight w (every row if w is nil): the rows
+// model.Census.ClassRows counts.
+func countClasses(counts []int64, y, w []float64) []int64 {
+	for i, v := range y {
+		if v < 0 || v != math.Trunc(v) || v > maxClassLabel || (w != nil && !(w[i] > 0)) {
 			continue
 		}
 		l := int(v)
@@ -315,7 +347,7 @@ func sniff(name string, r io.Reader, format string) (string, *bufio.Reader, erro
 		return format, br, nil
 	case "", "auto":
 	default:
-		return "", nil, fmt.Errorf("data: unknown format %.40q (want auto, csv or libsvm)", format)
+		return "", nil, fmt.Errorf("data: unknown format %.40q (want auto, csv, libsvm or parquet)", format)
 	}
 	base := path.Base(name)
 	if ext := strings.ToLower(path.Ext(base)); compressionExt[ext] {
@@ -366,6 +398,8 @@ type csvParser struct {
 	all     int    // number of columns in the file
 	feat    []int  // file column of each feature
 	label   int    // file column of the label, −1 if none
+	weight  int    // file column of the weight, −1 if none
+	targets []int  // file columns of the several targets, nil if none
 	h       *Header
 	scratch bytes.Buffer
 }
@@ -383,13 +417,32 @@ func newCSVParser(file string, h line, src Source) (*csvParser, error) {
 	}
 	// The columns are chosen by package data's matcher, the one of
 	// data.Open, data.NewCSVReader and kernelkit fit, with its messages.
-	m, err := data.MatchColumns(names, data.OpenOptions{Label: src.Label, NoLabel: src.NoLabel, Columns: src.Columns, Width: src.Width})
+	m, err := matchColumns(names, src)
 	if err != nil {
 		return nil, err
 	}
-	c := &csvParser{file: file, head: h.text, all: len(names), feat: m.Features, label: m.Label}
-	c.h = &Header{File: file, Columns: m.Names, Label: m.LabelName}
+	c := &csvParser{file: file, head: h.text, all: len(names), feat: m.Features, label: m.Label, weight: m.Weight, targets: m.Targets}
+	c.h = header(file, m, src)
 	return c, nil
+}
+
+// matchColumns returns the roles of the columns names of a CSV or Parquet
+// file under src, by data.MatchColumns.
+func matchColumns(names []string, src Source) (*data.ColumnMatch, error) {
+	return data.MatchColumns(names, data.OpenOptions{Label: src.Label, NoLabel: src.NoLabel, Columns: src.Columns, Width: src.Width,
+		Weight: src.Weight, Targets: src.Targets})
+}
+
+// header returns the Header of file whose columns m matched under src.
+func header(file string, m *data.ColumnMatch, src Source) *Header {
+	h := &Header{File: file, Columns: m.Names, Label: m.LabelName}
+	if m.Weight >= 0 {
+		h.Weight = src.Weight
+	}
+	if m.Targets != nil {
+		h.Targets = slices.Clone(src.Targets)
+	}
+	return h
 }
 
 // list returns names quoted and joined, cut after 8 of them.
@@ -467,6 +520,12 @@ func (c *csvParser) take(b *Batch, raw []float64, lines []line) {
 		}
 		if c.label >= 0 {
 			b.Y = append(b.Y, row[c.label])
+		}
+		if c.weight >= 0 {
+			b.Weights = append(b.Weights, row[c.weight])
+		}
+		for _, j := range c.targets {
+			b.Targets = append(b.Targets, row[j])
 		}
 		b.Lines = append(b.Lines, l.no)
 	}

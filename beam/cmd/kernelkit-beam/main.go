@@ -6,9 +6,10 @@
 //
 // fit takes the flags of `kernelkit fit`, bound from the same definition
 // (internal/fitflags), with --train (or --input) a glob of the training
-// files, and prints the same report; an option a Beam fit cannot do
-// (--stream, --exact, --device, --weight-column, --targets, --gamma scale,
-// --format parquet) is refused in one line, and docs/beam.md tables them.
+// files (CSV, Parquet or LIBSVM), and prints the same report; an option a
+// Beam fit cannot do (--stream, --exact, --device, --gamma scale, a
+// data-dependent --map) is refused in one line, and docs/beam.md tables
+// them.
 // --runner picks the Beam runner:
 // prism (default) or direct run in this process, universal/portable,
 // flink, spark and dataflow submit a job (see the kkbeam package
@@ -215,7 +216,7 @@ type fitOptions struct {
 func (o *fitOptions) bind(fl *pflag.FlagSet) {
 	o.flags = fl
 	o.Bind(fl)
-	fl.Lookup("train").Usage = "training files: a glob of CSV (header row, label by --label or last) or LIBSVM files, in any of Beam's file systems"
+	fl.Lookup("train").Usage = "training files: a glob of CSV (header row, label by --label or last), Parquet or LIBSVM files, in any of Beam's file systems"
 	fl.Lookup("test").Usage = "test data (one local file, read in memory) to report accuracy or RMSE and the Gram error on"
 	fl.StringVar(&o.input, "input", "", "the same as --train (a glob of the training files)")
 	flagdomain.FloatsVar(fl, &o.grid, "grid", nil, flagdomain.NonNegFloat, "λ grid for --select, comma-separated (default 1e-4,…,1e3, one per decade)")
@@ -234,14 +235,8 @@ func (o *fitOptions) refuse() error {
 		return errors.New("--exact solves the n×n kernel system on one machine; a Beam fit fits random features (use kernelkit fit --exact)")
 	case o.Device != device.Host:
 		return fmt.Errorf("--device %.20s: Beam's workers accumulate on their own CPUs (a device accumulator belongs to one process); drop --device", o.Device)
-	case o.WeightColumn != "":
-		return errors.New("--weight-column: kkbeam reads the features and one label of each row, not a weight column (use kernelkit fit --weight-column)")
-	case len(o.Targets) > 0:
-		return errors.New("--targets: kkbeam reads one label column; multi-output regression is kernelkit fit's")
 	case o.Feat.GammaScale:
 		return errors.New("--gamma scale: kkbeam draws the feature map after the census pass, which has no pass for Var X of the standardised rows; give --gamma a number")
-	case o.Format == "parquet":
-		return errors.New("--format parquet: kkbeam reads CSV and LIBSVM files")
 	}
 	return nil
 }
@@ -276,8 +271,8 @@ func (o *fitOptions) fitOptions() (kkbeam.FitOptions, error) {
 	mo.Grid = o.grid
 	ro := o.rf.options()
 	ro.Fanout, ro.Reshuffle = o.fanout, o.reshuffle
-	return kkbeam.FitOptions{Input: o.Train, Format: o.Format, Label: o.Label, Model: mo, MapFor: o.mapFor,
-		DeadLetter: o.rf.deadLetter, Run: ro}, nil
+	return kkbeam.FitOptions{Input: o.Train, Format: o.Format, Label: o.Label, Weight: o.WeightColumn, Targets: o.Targets,
+		Model: mo, MapFor: o.mapFor, DeadLetter: o.rf.deadLetter, Run: ro}, nil
 }
 
 // mapFor returns the feature map of the flags for d input columns (γ = 1/d
@@ -329,7 +324,7 @@ func (o *fitOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	m := res.Model
-	r, err := fitReport(m, o.Test, o.Format, res)
+	r, err := fitReport(m, o.Test, data.OpenOptions{Format: o.Format, Targets: o.Targets, Weight: o.WeightColumn}, res)
 	if err != nil {
 		return err
 	}
@@ -368,7 +363,7 @@ func (o *fitOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 // rows, and with a test file its accuracy or RMSE and the Gram error on
 // its first 1000 rows. The training rows are not in memory, so without a
 // test file there are no metrics. Seconds is the whole fit.
-func fitReport(m *model.Model, test, format string, res *kkbeam.FitResult) (*model.JobResult, error) {
+func fitReport(m *model.Model, test string, open data.OpenOptions, res *kkbeam.FitResult) (*model.JobResult, error) {
 	r := &model.JobResult{Lambda: m.Linear.Lambda, Task: string(m.Task), TrainRows: m.TrainRows,
 		Seconds: (res.Pass1 + res.Pass2 + res.Solve + res.Pass3).Seconds(), BLAS: blas.Name(), Backend: blas.Name()}
 	if mp, ok := m.Map.(*features.Map); ok {
@@ -379,7 +374,8 @@ func fitReport(m *model.Model, test, format string, res *kkbeam.FitResult) (*mod
 		r.GramNote = "no --test rows (the training rows stay on the workers)"
 		return r, nil
 	}
-	ds, err := data.Open(test, data.OpenOptions{Format: format, Label: m.Label, Columns: m.Columns, Width: m.Map.InputDim()})
+	open.Label, open.Columns, open.Width = m.Label, m.Columns, m.Map.InputDim()
+	ds, err := data.Open(test, open)
 	if err != nil {
 		return nil, err
 	}
@@ -416,8 +412,8 @@ type predictOptions struct {
 
 func (o *predictOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.modelPath, "model", "", "model file written by fit --model")
-	fl.StringVar(&o.input, "input", "", "rows to predict: a glob of CSV or LIBSVM files")
-	fl.StringVar(&o.format, "format", "auto", "data format: auto, csv or libsvm")
+	fl.StringVar(&o.input, "input", "", "rows to predict: a glob of CSV, Parquet or LIBSVM files")
+	fl.StringVar(&o.format, "format", "auto", "data format: auto, csv, libsvm or parquet")
 	fl.StringVar(&o.label, "label", "", "name of the label column, if any (default: the model's)")
 	fl.StringVar(&o.outDir, "out-dir", "", "directory of the predictions: one FILE.pred.csv (file,line,prediction) per input file")
 	fl.BoolVar(&o.scores, "scores", false, "also write the class scores")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -142,5 +143,99 @@ func TestErrors(t *testing.T) {
 	var out bytes.Buffer
 	if err := run(ctx, []string{"fit", "-h"}, &out, &out); err != nil || !strings.Contains(out.String(), "--input") || !strings.Contains(out.String(), "--endpoint") {
 		t.Errorf("fit -h: %v, %q", err, out.String())
+	}
+}
+
+// TestFitParquetWeights runs fit as a user would on Parquet shards with a
+// weight column and --format parquet, and on the same table as CSV: the
+// two fits report the same λ and training rows and write models whose
+// weights agree within the rounding of sums in another order (the
+// acceptance tests of package kkbeam bound it against model.Fit).
+func TestFitParquetWeights(t *testing.T) {
+	dir := t.TempDir()
+	ds := data.Letter()
+	const rows, shards = 1500, 2
+	cols := func(lo int) []data.ParquetColumn {
+		var c []data.ParquetColumn
+		for j, name := range ds.Names {
+			c = append(c, data.ParquetColumn{Name: name, Value: func(i int) float64 { return ds.X.At(lo+i, j) }})
+		}
+		c = append(c, data.ParquetColumn{Name: "w", Value: func(i int) float64 { return float64((lo+i)%4) / 2 }},
+			data.ParquetColumn{Name: ds.Label, Int: true, Value: func(i int) float64 { return ds.Y[lo+i] }})
+		return c
+	}
+	for s := range shards {
+		lo, hi := s*rows/shards, (s+1)*rows/shards
+		f, err := os.Create(filepath.Join(dir, "p"+strconv.Itoa(s)+".pq"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := data.WriteParquetRowGroups(f, hi-lo, 1024, cols(lo), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		c := cols(lo)
+		for j, col := range c {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(col.Name)
+		}
+		b.WriteByte('\n')
+		for i := range hi - lo {
+			for j, col := range c {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(strconv.FormatFloat(col.Value(i), 'g', -1, 64))
+			}
+			b.WriteByte('\n')
+		}
+		if err := os.WriteFile(filepath.Join(dir, "c"+strconv.Itoa(s)+".csv"), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fit := func(glob, format, mpath string) *model.Model {
+		var out, errOut bytes.Buffer
+		err := run(context.Background(), []string{"fit", "--train", glob, "--format", format, "--weight-column", "w", "--features", "64",
+			"--seed", "3", "--select", "kfold", "--folds", "3", "--grid", "0.01,0.1,1", "--model", mpath, "--runner", "prism"}, &out, &errOut)
+		if err != nil {
+			t.Fatalf("%s: %v", glob, err)
+		}
+		if !strings.Contains(out.String(), "2 files") || !strings.Contains(out.String(), strconv.Itoa(rows)) {
+			t.Errorf("%s: report %q", glob, out.String())
+		}
+		f, err := os.Open(mpath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := model.Load(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	pm := fit(filepath.Join(dir, "p*.pq"), "parquet", filepath.Join(dir, "p.kk"))
+	cm := fit(filepath.Join(dir, "c*.csv"), "auto", filepath.Join(dir, "c.kk"))
+	if pm.Linear.Lambda != cm.Linear.Lambda || len(pm.Columns) != 16 || pm.Label != ds.Label {
+		t.Fatalf("Parquet: λ %g, %d columns, label %q; CSV: λ %g", pm.Linear.Lambda, len(pm.Columns), pm.Label, cm.Linear.Lambda)
+	}
+	// The same sums, merged in an order that may differ between runs:
+	// within the bound of package kkbeam's tests, √(D·K)·κ₂(A)·O(n·u)
+	// relative, about 4·10⁻⁸ here for κ₂(A) ≤ 10⁴ (λ ≥ 0.01, n = 1500,
+	// D = 64, K = 26); 10⁻⁶ leaves a margin.
+	pw, cw := pm.Linear.W.RawMatrix().Data, cm.Linear.W.RawMatrix().Data
+	var num, den float64
+	for i := range pw {
+		num, den = max(num, math.Abs(pw[i]-cw[i])), max(den, math.Abs(cw[i]))
+	}
+	if num > 1e-6*den {
+		t.Errorf("weights from Parquet and CSV differ by %.3g relative", num/den)
 	}
 }
