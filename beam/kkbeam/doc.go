@@ -39,6 +39,11 @@
 //     the map's spec (features.Encode) travel to the workers in the
 //     combiners' serialised configuration: workers decode the map and
 //     never sample.
+//   - With a data-dependent map (FitOptions.SampleMap: a Nyström map),
+//     instead of drawing it, the driver replays the reservoir of
+//     kernelkit fit --stream (nystrom.Reservoir, whose draws depend on
+//     the row count alone), a pipeline fetches the rows it drew, and the
+//     driver builds the map on them, standardised by the plan's scaler.
 //   - Pass 2 reads the files again; each batch is prepared by the plan
 //     (model.Plan.Prepare: scaled, one-hot, weighed, given its folds —
 //     row i of the files' concatenation in name order in fold i mod k, or

@@ -256,6 +256,13 @@ type FitOptions struct {
 	// replaces Model.Map and Model.Features (kernelkit fit uses it for
 	// the default γ = 1/d).
 	MapFor func(d int) (features.Transformer, error)
+	// SampleMap, if set, builds a data-dependent map (Nyström) on a
+	// sample of the training rows drawn by an extra pass after the census
+	// (see SampleMap); it replaces MapFor, Model.Map and Model.Features.
+	// It is refused with weights and Standardize: kernelkit fit --stream
+	// standardises its sample by the rows' unweighted moments, which the
+	// census does not keep.
+	SampleMap *SampleMap
 	// DeadLetter, if set, is the file that receives the bad rows (CSV:
 	// file,line,error,text), which are then left out of the fit. Without
 	// it a bad row fails the fit with its file and line.
@@ -370,7 +377,16 @@ func Fit(ctx context.Context, opt FitOptions) (*FitResult, error) {
 	if err := limits.Dim("kkbeam: number of feature columns", d); err != nil {
 		return nil, err
 	}
+	src2 := src
+	if prep.Header != nil {
+		h := prep.Header
+		src2.Columns, src2.Label, src2.Weight, src2.Targets = h.Columns, h.Label, h.Weight, h.Targets
+	}
+	src2.Width = d
+	src2.CountClasses = plan.Strata != nil
 	switch {
+	case opt.SampleMap != nil:
+		m.Map, err = r.sampleMap(ctx, opt.SampleMap, prep, plan, paths, src2)
 	case opt.MapFor != nil:
 		m.Map, err = opt.MapFor(d)
 	case mo.Map != nil:
@@ -413,13 +429,6 @@ func Fit(ctx context.Context, opt FitOptions) (*FitResult, error) {
 			}
 		}
 	}
-	src2 := src
-	if prep.Header != nil {
-		h := prep.Header
-		src2.Columns, src2.Label, src2.Weight, src2.Targets = h.Columns, h.Label, h.Weight, h.Targets
-	}
-	src2.Width = d
-	src2.CountClasses = plan.Strata != nil
 	statsPath := r.path("stats.bin")
 	p, s = beam.NewPipelineWithRoot()
 	batches, _ = beam.ParDo2(s, &readFn{Src: src2}, readable(s, paths))
@@ -499,6 +508,47 @@ func Fit(ctx context.Context, opt FitOptions) (*FitResult, error) {
 	}
 	res.Pass3 = time.Since(t3)
 	return res, nil
+}
+
+// sampleMap runs the sample pass of sm over the files paths (their good
+// rows counted by the census prep) and builds the map on the sample,
+// standardised by the plan's scaler.
+func (r *run) sampleMap(ctx context.Context, sm *SampleMap, prep *Prep, plan *model.Plan, paths []string, src Source) (features.Transformer, error) {
+	if plan.Weighted && plan.Scaler != nil {
+		return nil, errors.New("kkbeam: a data-dependent map of weighted, standardised rows: kernelkit fit --stream standardises its sample by the rows' unweighted moments, which a Beam census does not keep; drop the weights or the standardisation")
+	}
+	if sm.Build == nil || sm.Size <= 0 {
+		return nil, fmt.Errorf("kkbeam: a sample map of %d rows without a builder", sm.Size)
+	}
+	fn, size, err := planSample(prep.Files, sm.Size, sm.Seed^streamSampleSeed)
+	if err != nil {
+		return nil, err
+	}
+	samplePath := r.path("sample.json")
+	p, s := beam.NewPipelineWithRoot()
+	batches, _ := beam.ParDo2(s, &readFn{Src: src}, readable(s, paths))
+	beam.ParDo0(s, &writeSampleFn{Path: samplePath}, beam.Combine(s, fn, batches))
+	if err := r.execute(ctx, p); err != nil {
+		return nil, err
+	}
+	b, err := readAll(ctx, samplePath)
+	if err != nil {
+		return nil, err
+	}
+	smp, err := DecodeSample(b)
+	if err != nil {
+		return nil, err
+	}
+	x, err := smp.matrix(size, plan.Cols)
+	if err != nil {
+		return nil, err
+	}
+	if plan.Scaler != nil {
+		if x, err = plan.Scaler.Transform(x); err != nil {
+			return nil, err
+		}
+	}
+	return sm.Build(x)
 }
 
 // check returns the first problem the first pass found: an error of a

@@ -134,9 +134,15 @@ func compareModels(t *testing.T, name string, got, want *model.Model, x *mat.Den
 			t.Errorf("%s: scaler scales differ by %.3g relative", name, d)
 		}
 	}
-	gs, ws := got.Map.(*features.Map).Spec(), want.Map.(*features.Map).Spec()
-	if !slices.Equal(gs.W, ws.W) || !slices.Equal(gs.B, ws.B) || gs.Gamma != ws.Gamma {
-		t.Errorf("%s: feature maps differ", name)
+	gm, gok := got.Map.(*features.Map)
+	wm, wok := want.Map.(*features.Map)
+	if gok != wok {
+		t.Errorf("%s: maps %T and %T", name, got.Map, want.Map)
+	} else if gok {
+		gs, ws := gm.Spec(), wm.Spec()
+		if !slices.Equal(gs.W, ws.W) || !slices.Equal(gs.B, ws.B) || gs.Gamma != ws.Gamma {
+			t.Errorf("%s: feature maps differ", name)
+		}
 	}
 	if len(got.Scores) != len(want.Scores) {
 		t.Errorf("%s: %d selection scores, want %d", name, len(got.Scores), len(want.Scores))

@@ -8,8 +8,8 @@
 // (internal/fitflags), with --train (or --input) a glob of the training
 // files (CSV, Parquet or LIBSVM), and prints the same report; an option a
 // Beam fit cannot do (--stream, --exact, --device, --gamma scale, a
-// data-dependent --map) is refused in one line, and docs/beam.md tables
-// them.
+// data-dependent --map of weighted, standardised rows) is refused in one
+// line, and docs/beam.md tables them.
 // --runner picks the Beam runner:
 // prism (default) or direct run in this process, universal/portable,
 // flink, spark and dataflow submit a job (see the kkbeam package
@@ -272,13 +272,13 @@ func (o *fitOptions) fitOptions() (kkbeam.FitOptions, error) {
 	ro := o.rf.options()
 	ro.Fanout, ro.Reshuffle = o.fanout, o.reshuffle
 	return kkbeam.FitOptions{Input: o.Train, Format: o.Format, Label: o.Label, Weight: o.WeightColumn, Targets: o.Targets,
-		Model: mo, MapFor: o.mapFor, DeadLetter: o.rf.deadLetter, Run: ro}, nil
+		Model: mo, MapFor: o.mapFor, SampleMap: o.sampleMap(), DeadLetter: o.rf.deadLetter, Run: ro}, nil
 }
 
 // mapFor returns the feature map of the flags for d input columns (γ = 1/d
 // unless --gamma is given), drawn once here from the seed: kernelkit fit's
-// --kernel/--form map, or the registry's --map (data-independent maps
-// only: the driver holds no training rows).
+// --kernel/--form map, or the registry's --map (data-independent maps;
+// the Nyström maps are built on a sample of the rows: sampleMap).
 func (o *fitOptions) mapFor(d int) (features.Transformer, error) {
 	if o.Feat.MapName == "" {
 		c, err := o.Feat.Config(o.flags, d)
@@ -296,6 +296,27 @@ func (o *fitOptions) mapFor(d int) (features.Transformer, error) {
 		return nil, fmt.Errorf("--map %s: %w (a Beam fit draws its map on the driver, which holds no training rows for a data-dependent map)", o.Feat.MapName, err)
 	}
 	return t, nil
+}
+
+// sampleMap returns the sample of a data-dependent --map (the Nyström
+// maps, catalog's entries named nystrom…, whose landmarks are training
+// rows), or nil: kernelkit fit --stream's sample, a reservoir of
+// max(10000, 10·features) rows drawn from --seed (model.Job.MapSample's
+// default), standardised as the fit's rows; the map is built on it with
+// the options of the flags, as kernelkit fit builds it.
+func (o *fitOptions) sampleMap() *kkbeam.SampleMap {
+	if !strings.HasPrefix(o.Feat.MapName, "nystrom") {
+		return nil
+	}
+	return &kkbeam.SampleMap{Size: max(10000, 10*o.Feat.Features), Seed: o.Feat.Seed, Build: func(x *mat.Dense) (features.Transformer, error) {
+		_, d := x.Dims()
+		opt, err := o.Feat.MapOptions(o.flags, d)
+		if err != nil {
+			return nil, err
+		}
+		opt.Data = x
+		return catalog.Default().Map(o.Feat.MapName, opt)
+	}}
 }
 
 // beamInfo is the record of the Beam run added to kernelkit fit's report.
