@@ -238,52 +238,99 @@ func (a *Attention[T]) Forward(x []T, B, L int) []T {
 // attention output and the gradients of all of them) are head-major, head
 // z = b·H + h holding its L rows of d_h contiguously from z·L·d_h, so that
 // the head passes read and write contiguous blocks. The projections map
-// the input (B·L×d) to them and back head by head: head h of q is x·W_q
-// restricted to columns h·d_h … (h+1)·d_h, a product with a column block
-// of W_q.
+// the input (B·L×d) to them and back a sequence at a time: head h of q is
+// x·W_q restricted to columns h·d_h … (h+1)·d_h, so one product x_b·W_q
+// (L×d) gives every head of sequence b, and a pass moves its column blocks
+// into the head blocks (toHeads) or back (fromHeads). One product of
+// width d in place of H of width d_h: fewer, larger BLAS calls.
 
-// headRange returns head z's block of a head-major tensor.
+// headRange returns head z's block of the head-major tensor t.
 func (a *Attention[T]) headRange(t []T, z int) []T {
 	n := a.l * a.dh
 	return t[z*n : (z+1)*n]
 }
 
-// projectHeads sets the head-major q, k and v to the input's projections,
-// one head per work item.
-func (a *Attention[T]) projectHeads() {
-	d, dh, L := a.width, a.dh, a.l
-	parallel.Chunks(a.bsz*a.heads, 1, func(_, lo, hi int) {
-		for z := lo; z < hi; z++ {
-			b, h := z/a.heads, z%a.heads
-			xb := a.x[b*L*d : (b+1)*L*d]
-			for _, pr := range [3]struct {
-				dst  []T
-				w, c *Param[T]
-			}{{a.q, a.Wq, a.Bq}, {a.k, a.Wk, a.Bk}, {a.v, a.Wv, a.Bv}} {
-				out := a.headRange(pr.dst, z)
-				bias := pr.c.Value[h*dh : (h+1)*dh]
-				for l := 0; l < L; l++ {
-					copy(out[l*dh:(l+1)*dh], bias)
-				}
-				gemm(false, false, L, dh, d, 1, xb, d, pr.w.Value[h*dh:], d, 1, out, dh)
+// rowScratch returns worker's row-major scratch of L·d elements (buffer
+// i of its headScratch; contents undefined), for workers workers.
+func (a *Attention[T]) rowScratch(workers, worker, i int) []T {
+	for len(a.ws) < workers {
+		a.ws = append(a.ws, &headScratch[T]{})
+	}
+	return a.ws[worker].buf(i, a.l*a.width)
+}
+
+// toHeads sets the head blocks of sequence b of t (head-major) to the
+// row-major r (L×d) plus bias (nil: none) on every row.
+func (a *Attention[T]) toHeads(t, r []T, b int, bias []T) {
+	d, dh, L, H := a.width, a.dh, a.l, a.heads
+	for h := 0; h < H; h++ {
+		dst := a.headRange(t, b*H+h)
+		for l := 0; l < L; l++ {
+			src, out := r[l*d+h*dh:l*d+(h+1)*dh], dst[l*dh:(l+1)*dh]
+			if bias == nil {
+				copy(out, src)
+				continue
 			}
+			bh := bias[h*dh : (h+1)*dh]
+			for j := range out {
+				out[j] = src[j] + bh[j]
+			}
+		}
+	}
+}
+
+// fromHeads sets the row-major r (L×d) to the head blocks of sequence b
+// of t (head-major).
+func (a *Attention[T]) fromHeads(r, t []T, b int) {
+	d, dh, L, H := a.width, a.dh, a.l, a.heads
+	for h := 0; h < H; h++ {
+		src := a.headRange(t, b*H+h)
+		for l := 0; l < L; l++ {
+			copy(r[l*d+h*dh:l*d+(h+1)*dh], src[l*dh:(l+1)*dh])
+		}
+	}
+}
+
+// projectHeads sets the head-major q, k and v to the input's projections,
+// one (sequence, projection) pair per work item.
+func (a *Attention[T]) projectHeads() {
+	d, L := a.width, a.l
+	n := 3 * a.bsz
+	workers := parallel.Workers(n)
+	for k := 0; k < workers; k++ {
+		a.rowScratch(workers, k, 0)
+	}
+	prs := [3]struct {
+		dst  []T
+		w, c *Param[T]
+	}{{a.q, a.Wq, a.Bq}, {a.k, a.Wk, a.Bk}, {a.v, a.Wv, a.Bv}}
+	parallel.Chunks(n, 1, func(worker, lo, hi int) {
+		r := a.ws[worker].bufs[0][:L*d]
+		for z := lo; z < hi; z++ {
+			b, pr := z/3, prs[z%3]
+			gemm(false, false, L, d, d, 1, a.x[b*L*d:(b+1)*L*d], d, pr.w.Value, d, 0, r, d)
+			a.toHeads(pr.dst, r, b, pr.c.Value)
 		}
 	})
 }
 
-// mergeHeads sets the output to Σ_h o_h·W_o[h·d_h … (h+1)·d_h, :] + b_o,
+// mergeHeads sets the output to o·W_o + b_o (o the heads side by side),
 // one sequence per work item.
 func (a *Attention[T]) mergeHeads() {
-	d, dh, L := a.width, a.dh, a.l
-	parallel.Chunks(a.bsz, 1, func(_, lo, hi int) {
+	d, L := a.width, a.l
+	workers := parallel.Workers(a.bsz)
+	for k := 0; k < workers; k++ {
+		a.rowScratch(workers, k, 0)
+	}
+	parallel.Chunks(a.bsz, 1, func(worker, lo, hi int) {
+		r := a.ws[worker].bufs[0][:L*d]
 		for b := lo; b < hi; b++ {
 			yb := a.y[b*L*d : (b+1)*L*d]
 			for l := 0; l < L; l++ {
 				copy(yb[l*d:(l+1)*d], a.Bo.Value)
 			}
-			for h := 0; h < a.heads; h++ {
-				gemm(false, false, L, d, dh, 1, a.headRange(a.o, b*a.heads+h), dh, a.Wo.Value[h*dh*d:], d, 1, yb, d)
-			}
+			a.fromHeads(r, a.o, b)
+			gemm(false, false, L, d, d, 1, r, d, a.Wo.Value, d, 1, yb, d)
 		}
 	})
 }
@@ -324,26 +371,28 @@ func (a *Attention[T]) partials(n int) {
 	}
 }
 
-// backOutput sets the head-major gradient of the attention output, dO_h =
-// dy·W_o,hᵀ, and adds o_hᵀ·dy and the column sums of dy to the gradients
-// of W_o and b_o.
+// backOutput sets the head-major gradient of the attention output, dO =
+// dy·W_oᵀ (each head's block of columns to its head), and adds oᵀ·dy and
+// the column sums of dy to the gradients of W_o and b_o.
 func (a *Attention[T]) backOutput(dy []T) {
-	d, dh, L, H := a.width, a.dh, a.l, a.heads
+	d, L := a.width, a.l
 	train := a.Wo.Trainable
 	a.partials(d*d + d)
+	workers := parallel.Workers(a.bsz)
+	for k := 0; k < workers; k++ {
+		a.rowScratch(workers, k, 0)
+	}
 	parallel.Ordered(a.bsz, 1, func(worker, lo, hi int) {
 		part := a.gs.parts[worker][:d*d+d]
 		clear(part[d*d:])
+		r := a.ws[worker].bufs[0][:L*d]
 		for b := lo; b < hi; b++ {
 			dyb := dy[b*L*d : (b+1)*L*d]
-			for h := 0; h < H; h++ {
-				z := b*H + h
-				gemm(false, true, L, dh, d, 1, dyb, d, a.Wo.Value[h*dh*d:], d, 0, a.headRange(a.do, z), dh)
-				if train {
-					gemm(true, false, dh, d, L, 1, a.headRange(a.o, z), dh, dyb, d, 0, part[h*dh*d:], d)
-				}
-			}
+			gemm(false, true, L, d, d, 1, dyb, d, a.Wo.Value, d, 0, r, d)
+			a.toHeads(a.do, r, b, nil)
 			if train {
+				a.fromHeads(r, a.o, b)
+				gemm(true, false, d, d, L, 1, r, d, dyb, d, 0, part[:d*d], d)
 				pb := part[d*d:]
 				for l := 0; l < L; l++ {
 					addTo(pb, dyb[l*d:(l+1)*d])
@@ -360,14 +409,18 @@ func (a *Attention[T]) backOutput(dy []T) {
 	})
 }
 
-// backInput sets the input gradient dx = Σ_h (dq_h·W_q,hᵀ + dk_h·W_k,hᵀ +
-// dv_h·W_v,hᵀ) and adds xᵀ·dq_h (and so on) and the column sums of the
-// head gradients to the projections' gradients.
+// backInput sets the input gradient dx = dq·W_qᵀ + dk·W_kᵀ + dv·W_vᵀ (the
+// head gradients side by side) and adds xᵀ·dq (and so on) and the column
+// sums of the head gradients to the projections' gradients.
 func (a *Attention[T]) backInput() {
-	d, dh, L, H := a.width, a.dh, a.l, a.heads
+	d, L := a.width, a.l
 	train := a.Wq.Trainable
 	block := d*d + d
 	a.partials(3 * block)
+	workers := parallel.Workers(a.bsz)
+	for k := 0; k < workers; k++ {
+		a.rowScratch(workers, k, 0)
+	}
 	prs := [3]struct {
 		g    []T
 		w, c *Param[T]
@@ -377,23 +430,21 @@ func (a *Attention[T]) backInput() {
 		for i := range prs {
 			clear(part[i*block+d*d : (i+1)*block])
 		}
+		r := a.ws[worker].bufs[0][:L*d]
 		for b := lo; b < hi; b++ {
 			xb, dxb := a.x[b*L*d:(b+1)*L*d], a.dx[b*L*d:(b+1)*L*d]
 			var beta T
 			for i, pr := range prs {
-				pw, pb := part[i*block:i*block+d*d], part[i*block+d*d:(i+1)*block]
-				for h := 0; h < H; h++ {
-					g := a.headRange(pr.g, b*H+h)
-					gemm(false, true, L, d, dh, 1, g, dh, pr.w.Value[h*dh:], d, beta, dxb, d)
-					beta = 1
-					if !train {
-						continue
-					}
-					gemm(true, false, d, dh, L, 1, xb, d, g, dh, 0, pw[h*dh:], d)
-					ph := pb[h*dh : (h+1)*dh]
-					for l := 0; l < L; l++ {
-						addTo(ph, g[l*dh:(l+1)*dh])
-					}
+				a.fromHeads(r, pr.g, b)
+				gemm(false, true, L, d, d, 1, r, d, pr.w.Value, d, beta, dxb, d)
+				beta = 1
+				if !train {
+					continue
+				}
+				gemm(true, false, d, d, L, 1, xb, d, r, d, 0, part[i*block:i*block+d*d], d)
+				pb := part[i*block+d*d : (i+1)*block]
+				for l := 0; l < L; l++ {
+					addTo(pb, r[l*d:(l+1)*d])
 				}
 			}
 		}
