@@ -2,8 +2,8 @@
 """PyTorch CPU training twin of kernelkit's sequence classifiers (issue 37, "faster step").
 
 The reference of scripts/train_twin.sh: for a model exported by kernelkit (kernelkit train
---export m.kks, or kernelkit export), it builds the same architecture as package nn and the
-native engine (nn.ModelConfig, defaults applied, read from the file's header), with the same
+--export m.kks, or kernelkit export), it builds the same architecture as package arch specifies
+and the native engine runs (arch.ModelConfig, defaults applied, read from the file's header), with the same
 variables — the same scopes, names, shapes and (in, out) layouts, so the same parameter count,
 asserted against the file's — loads the file's float32 weights, and either checks that its
 forward pass gives kernelkit's logits and loss, or times training steps.
@@ -18,13 +18,13 @@ forward pass gives kernelkit's logits and loss, or times training steps.
              -> e), applied by real FFTs of size 2n (circulant embedding).
   fd-tnn     as tnn; the RPE MLP of cos(m pi/n), m = 0..n, gives the frequency response
              re + i im (n+1 x 2e; im zeroed at m = 0, n), applied as irfft(rfft(x, 2n) * k^, 2n)
-             (kernelkit forms the Toeplitz coefficients first, by nn.FDMatrices' inverse DFT:
+             (kernelkit forms the Toeplitz coefficients first, by arch.FDMatrices' inverse DFT:
              the same product).
   ski-tnn    as tnn; TNO: sparse depthwise convolution (ski_filter taps at offsets
              j - (m-1)/2) plus W A W^T x, W the n x r linear interpolation onto r inducing
              points, A the r x r Toeplitz matrix of M * values (M: the piecewise linear RPE on
              ski_grid points read at the warped offsets sign(kh) lambda^|kh|, h = (n-1)/(r-1);
-             the middle grid value forced to zero), as nn.NewSKIPlan.
+             the middle grid value forced to zero), as arch.NewSKIPlan.
   transformer  Wo MHA(RMSNorm x) + bo with softmax(QK^T/sqrt(dh)) V, padding keys masked,
              then FFN GELU(xW1 + b1)W2 + b2 (exact GELU). qk_norm > 0: queries and keys
              L2-normalised to qk_norm * dh^(1/4).
@@ -115,7 +115,7 @@ def read_kks(path):
 
 
 def variables(c):
-    """The variables of nn.ModelConfig.Variables for the configuration c (defaults applied):
+    """The variables of arch.ModelConfig.Variables for the configuration c (defaults applied):
     (scope/name, dims, fixed) in the file's order."""
     d, L, kind = c["width"], c["length"], c["kind"]
     out = [("/embed/tokens", [c["vocab"], d], False)]
@@ -172,7 +172,7 @@ ACT = {"relu": F.relu, "gelu": F.gelu, "silu": F.silu}
 
 
 def ski_constants(n, r, grid, lam):
-    """nn.NewSKIPlan's W (n x r) and M ((2r-1) x grid), in float64."""
+    """arch.NewSKIPlan's W (n x r) and M ((2r-1) x grid), in float64."""
     h = (n - 1) / (r - 1)
     W = torch.zeros(n, r, dtype=torch.float64)
     for i in range(n):
