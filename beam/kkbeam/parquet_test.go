@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/fileio"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelkit/kernelkit/data"
@@ -448,4 +450,93 @@ func mustMap(t *testing.T, d int) features.Transformer {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestParquetStreamFileSystem: Parquet files of a file system whose
+// readers are streams (Beam's memfs, as gs:// and s3:// are) are read
+// whole into memory and give the batches a local file gives, and a Beam
+// fit of them the model of the same shards on the local disk (within
+// weightBound); the prediction pipeline reads them too, predicting every
+// row as the model does in memory.
+func TestParquetStreamFileSystem(t *testing.T) {
+	ctx := context.Background()
+	ds := letterRows(3000)
+	dir := t.TempDir()
+	local := writeParquetShards(t, dir, ds, 3, true)
+	paths, err := filepath.Glob(local)
+	if err != nil || len(paths) != 3 {
+		t.Fatalf("%v: %d shards", err, len(paths))
+	}
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		memfs.Write("memfs://pq/"+filepath.Base(p), raw)
+		var got, want []*Batch
+		collect := func(to *[]*Batch) func(*Batch) error {
+			return func(b *Batch) error { *to = append(*to, b); return nil }
+		}
+		src := Source{Chunk: 600}
+		if err := ReadInput(ctx, fileio.ReadableFile{Metadata: fileio.FileMetadata{Path: "memfs://pq/" + filepath.Base(p)}}, src, collect(&got), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := ReadInput(ctx, fileio.ReadableFile{Metadata: fileio.FileMetadata{Path: p}}, src, collect(&want), nil); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d batches from memfs, %d from the disk", p, len(got), len(want))
+		}
+		for i := range got {
+			if !slices.Equal(got[i].X, want[i].X) || !slices.Equal(got[i].Y, want[i].Y) || !slices.Equal(got[i].Lines, want[i].Lines) {
+				t.Fatalf("%s: batch %d differs between memfs and the disk", p, i)
+			}
+		}
+	}
+	opt := model.Options{Task: model.Classification, Features: features.Config{Kernel: "rbf", Gamma: 1.0 / 16, Features: 128, Seed: 7},
+		Lambda: 0.01, Standardize: true}
+	mem, err := Fit(ctx, FitOptions{Input: "memfs://pq/part-*.parquet", Model: opt, Run: RunOptions{Runner: *runner}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := model.Fit(ctx, opt, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dw := compareModels(t, "memfs Parquet vs model.Fit", mem.Model, want, ds.X, weightBound(t, want, ds))
+	t.Logf("weights differ from model.Fit's by %.2g", dw)
+
+	mpath := filepath.Join(dir, "m.kk")
+	f, err := os.Create(mpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.Model.Save(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "preds")
+	pr, err := Predict(ctx, PredictOptions{Input: local, Model: mpath, OutDir: out, Run: RunOptions{Runner: *runner}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.Rows != 3000 || pr.Labelled != 3000 {
+		t.Fatalf("predicted %d rows, %d labelled", pr.Rows, pr.Labelled)
+	}
+	sc, err := mem.Model.Predict(ds.X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := argmax(sc)
+	for s, p := range paths {
+		rows := readCSVFile(t, OutputPath(out, p))
+		lo := s * 3000 / 3
+		for i, r := range rows[1:] {
+			if r[1] != fmt.Sprint(i+1) || r[2] != fmt.Sprint(classes[lo+i]) {
+				t.Fatalf("%s row %d: %v, want line %d class %d", p, i+1, r, i+1, classes[lo+i])
+			}
+		}
+	}
 }
