@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -255,9 +256,10 @@ func TestFitParquet(t *testing.T) {
 	}
 }
 
-// TestFitParquetFormat: --format parquet reads files of any name as
-// Parquet; a Parquet file with a null-free but unsupported column, or a
-// file that is not Parquet, fails the fit naming the file.
+// TestFitParquetFormat: --format parquet (and auto, by the PAR1 magic)
+// reads files of any name as Parquet; Parquet read as CSV, a missing
+// label column and a NaN fail the fit, the last two naming the file (and
+// the NaN's row group, column and row).
 func TestFitParquetFormat(t *testing.T) {
 	ds := letterRows(1200)
 	dir := t.TempDir()
@@ -285,6 +287,31 @@ func TestFitParquetFormat(t *testing.T) {
 	_, err = Fit(ctx, FitOptions{Input: filepath.Join(dir, "part-*.dat"), Label: "nope", Format: "parquet", Model: opt, Run: RunOptions{Runner: *runner}})
 	if err == nil || !strings.Contains(err.Error(), "part-00.dat: data: ") || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("a missing label column: %v", err)
+	}
+	// A NaN in the second row group of a shard fails the fit naming the
+	// file, the row group, the column and the row.
+	bad := filepath.Join(t.TempDir(), "bad.parquet")
+	cols := tableColumns(ds, 0, true)
+	cols[2].Value = func(i int) float64 {
+		if i == 1100 {
+			return math.NaN()
+		}
+		return ds.X.At(i, 2)
+	}
+	f, err := os.Create(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := data.WriteParquetRowGroups(f, ds.Rows(), parquetGroupRows, cols, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Fit(ctx, FitOptions{Input: bad, Model: opt, Run: RunOptions{Runner: *runner}})
+	if err == nil || !strings.Contains(err.Error(), "bad.parquet: data: Parquet row group 2") || !strings.Contains(err.Error(), ds.Names[2]) ||
+		!strings.Contains(err.Error(), "row 1101") {
+		t.Errorf("a NaN: %v", err)
 	}
 }
 
