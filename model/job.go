@@ -248,7 +248,7 @@ func fitMap(cfg Job, mo features.Options, opt Options) (features.Transformer, er
 			size = max(10000, 10*mo.Features)
 		}
 		var err error
-		if mo.Data, err = sampleStream(cfg.Stream, size, opt.ChunkRows, mo.Seed^streamSampleSeed, opt.Standardize); err != nil {
+		if mo.Data, err = sampleStream(cfg.Stream, size, opt.ChunkRows, mo.Seed^StreamSampleSeed, opt.Standardize); err != nil {
 			return nil, err
 		}
 		_, mo.InputDim = mo.Data.Dims() // the rows' width (streamed LIBSVM columns have no names)
@@ -262,9 +262,11 @@ func fitMap(cfg Job, mo features.Options, opt Options) (features.Transformer, er
 	return mp, nil
 }
 
-// streamSampleSeed separates the reservoir's draws from the map's, which
-// use the same seed ("sample").
-const streamSampleSeed uint64 = 0x73616d706c65
+// StreamSampleSeed is xored into a data-fitted map's seed for the
+// reservoir that samples a streamed fit's rows, which separates the
+// reservoir's draws from the map's ("sample" in ASCII). A distributed fit
+// that replays the reservoir (package kkbeam) uses it too.
+const StreamSampleSeed uint64 = 0x73616d706c65
 
 // sampleStream returns a uniform sample of size rows of a pass of
 // streamed rows (nystrom.Reservoir), standardised by the scaler of the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kernelkit/kernelkit/features"
 	"github.com/kernelkit/kernelkit/internal/limits"
+	"github.com/kernelkit/kernelkit/model"
 	"github.com/kernelkit/kernelkit/nystrom"
 )
 
@@ -46,11 +47,9 @@ type SampleMap struct {
 	Build func(sample *mat.Dense) (features.Transformer, error)
 }
 
-// streamSampleSeed is model's seed of the streamed reservoir (its
-// streamSampleSeed, "sample" in ASCII), which kernelkit fit --stream
-// xors into the map's seed; TestSampleMapEqualsStream checks that the two
-// agree.
-const streamSampleSeed uint64 = 0x73616d706c65
+// streamSampleSeed is model.StreamSampleSeed, which kernelkit fit
+// --stream xors into the map's seed for its reservoir.
+const streamSampleSeed = model.StreamSampleSeed
 
 // sampleIndices returns the rows, counted from 0 over all n rows, that a
 // reservoir of size rows with seed keeps, in the order of its sample.
