@@ -42,20 +42,24 @@ func landmarks(t *testing.T, m *model.Model) []float64 {
 // here 1000 of 4000 rows), so the Beam model's landmarks are the streamed
 // fit's, bit for bit, and its weights equal within weightBound; with a
 // sample as large as the data, the sample is every row in order, and the
-// landmarks are those of the in-memory kernelkit fit.
+// landmarks are those of the in-memory kernelkit fit. The shards are CSV
+// files and Parquet files of the same rows.
 func TestSampleMap(t *testing.T) {
 	ctx := context.Background()
 	ds := letterRows(testRows)
-	dir := t.TempDir()
-	glob := writeShards(t, dir, ds, 5)
+	globs := map[string]string{
+		"csv":     writeShards(t, t.TempDir(), ds, 5),
+		"parquet": writeParquetShards(t, t.TempDir(), ds, 5, true),
+	}
 	whole := filepath.Join(t.TempDir(), "all.csv")
 	writeCSV(t, whole, ds, 0, ds.Rows())
 	opt := model.Options{Task: model.Classification, Lambda: 0.01}
 	for _, tc := range []struct {
-		name   string
-		sample int
-	}{{"reservoir", 1000}, {"all-rows", 10000}} {
-		t.Run(tc.name, func(t *testing.T) {
+		name, format string
+		sample       int
+	}{{"reservoir", "csv", 1000}, {"all-rows", "csv", 10000}, {"reservoir", "parquet", 1000}, {"all-rows", "parquet", 10000}} {
+		glob := globs[tc.format]
+		t.Run(tc.name+"/"+tc.format, func(t *testing.T) {
 			mo, sm := nystromJob(ds.Cols(), 128, tc.sample)
 			res, err := Fit(ctx, FitOptions{Input: glob, Model: opt, SampleMap: sm, Run: RunOptions{Runner: *runner, Chunk: 700}})
 			if err != nil {
