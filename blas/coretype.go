@@ -22,7 +22,8 @@ func hasAVX512() bool {
 // preferAVX512 sets OPENBLAS_CORETYPE=SkylakeX for the load of OpenBLAS
 // when the CPU has AVX-512 and the variable is unset, and returns the
 // function that unsets it again (so that the process's environment is
-// unchanged after the load). A variable set by the user is left alone.
+// unchanged after the load) and reports whether that failed. A variable
+// set by the user is left alone.
 //
 // OpenBLAS 0.3.21 (Debian 12) takes AMD Zen 4 and Zen 5 for Zen (its
 // Haswell AVX2 kernels); later releases pick the AVX-512 kernels on those
@@ -30,12 +31,13 @@ func hasAVX512() bool {
 // 2-core AVX-512 EPYC of the 2026-12-05 measurements the SkylakeX kernels
 // made the float32 training step of BenchmarkFDTNNStep (package native)
 // 1.3 times faster (0.38 s against 0.48–0.62 s, alternated runs).
-func preferAVX512() (restore func()) {
+func preferAVX512() (restore func() error) {
+	none := func() error { return nil }
 	if _, set := os.LookupEnv(coreTypeEnv); set || !hasAVX512() {
-		return func() {}
+		return none
 	}
 	if os.Setenv(coreTypeEnv, "SkylakeX") != nil {
-		return func() {}
+		return none // the library chooses its kernels itself
 	}
-	return func() { _ = os.Unsetenv(coreTypeEnv) }
+	return func() error { return os.Unsetenv(coreTypeEnv) }
 }

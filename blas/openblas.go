@@ -109,7 +109,6 @@ func LoadOpenBLAS() (*OpenBLAS, error) {
 		names = []string{p}
 	}
 	restore := preferAVX512()
-	defer restore()
 	for _, name := range names {
 		var err error
 		h, err = purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
@@ -118,6 +117,9 @@ func LoadOpenBLAS() (*OpenBLAS, error) {
 			break
 		}
 		errs = append(errs, err)
+	}
+	if err := restore(); err != nil {
+		return nil, fmt.Errorf("blas: restoring %s after loading OpenBLAS: %w", coreTypeEnv, err)
 	}
 	if h == 0 {
 		return nil, fmt.Errorf("blas: OpenBLAS not found (install libopenblas-dev, or set KERNELKIT_OPENBLAS): %w", errors.Join(errs...))
