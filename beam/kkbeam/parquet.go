@@ -120,19 +120,25 @@ func pick(b *Batch, raw []float64, all int, m *data.ColumnMatch) {
 		b.Targets = make([]float64, 0, n*len(m.Targets))
 	}
 	for i := range n {
-		row := raw[i*all : (i+1)*all]
-		for _, j := range m.Features {
-			b.X = append(b.X, row[j])
-		}
-		if m.Label >= 0 {
-			b.Y = append(b.Y, row[m.Label])
-		}
-		if m.Weight >= 0 {
-			b.Weights = append(b.Weights, row[m.Weight])
-		}
-		for _, j := range m.Targets {
-			b.Targets = append(b.Targets, row[j])
-		}
+		appendRow(b, raw[i*all:(i+1)*all], m.Features, m.Label, m.Weight, m.Targets)
+	}
+}
+
+// appendRow appends one parsed row's chosen columns to b: the features
+// feat, the label (label < 0: none), the weight (weight < 0: none) and
+// the targets. The CSV and Parquet readers share it.
+func appendRow(b *Batch, row []float64, feat []int, label, weight int, targets []int) {
+	for _, j := range feat {
+		b.X = append(b.X, row[j])
+	}
+	if label >= 0 {
+		b.Y = append(b.Y, row[label])
+	}
+	if weight >= 0 {
+		b.Weights = append(b.Weights, row[weight])
+	}
+	for _, j := range targets {
+		b.Targets = append(b.Targets, row[j])
 	}
 }
 

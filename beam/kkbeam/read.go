@@ -514,19 +514,7 @@ func (c *csvParser) parse(lines []line) (*Batch, []*BadRow, error) {
 // take appends the rows raw (one per line, c.all columns) to b.
 func (c *csvParser) take(b *Batch, raw []float64, lines []line) {
 	for i, l := range lines {
-		row := raw[i*c.all : (i+1)*c.all]
-		for _, j := range c.feat {
-			b.X = append(b.X, row[j])
-		}
-		if c.label >= 0 {
-			b.Y = append(b.Y, row[c.label])
-		}
-		if c.weight >= 0 {
-			b.Weights = append(b.Weights, row[c.weight])
-		}
-		for _, j := range c.targets {
-			b.Targets = append(b.Targets, row[j])
-		}
+		appendRow(b, raw[i*c.all:(i+1)*c.all], c.feat, c.label, c.weight, c.targets)
 		b.Lines = append(b.Lines, l.no)
 	}
 }
