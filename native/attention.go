@@ -531,27 +531,50 @@ func (a *Attention[T]) normRowsBackward(g, x, norms []T, nr int) {
 }
 
 // gather copies head z's rows (L×d_h) of the head-major src into dst
-// with row stride ld, times scale.
+// with row stride ld, times scale (a block pass where the rows are
+// contiguous, ld = d_h; the same products either way).
 func (a *Attention[T]) gather(dst []T, ld int, src []T, z int, scale T) {
 	dh := a.dh
 	s := a.headRange(src, z)
-	for l := 0; l < a.l; l++ {
-		r := dst[l*ld:][:dh]
-		for j, v := range s[l*dh : (l+1)*dh] {
-			r[j] = scale * v
+	switch {
+	case ld == dh && scale == 1:
+		copy(dst[:len(s)], s)
+	case ld == dh:
+		scaleTo(dst[:len(s)], s, scale)
+	case scale == 1:
+		for l := 0; l < a.l; l++ {
+			copy(dst[l*ld:][:dh], s[l*dh:(l+1)*dh])
+		}
+	default:
+		for l := 0; l < a.l; l++ {
+			r := dst[l*ld:][:dh]
+			for j, v := range s[l*dh : (l+1)*dh] {
+				r[j] = scale * v
+			}
 		}
 	}
 }
 
 // scatter writes src (L×d_h, row stride ld) times scale into head z's
-// rows of the head-major dst.
+// rows of the head-major dst (a block pass where ld = d_h, as gather).
 func (a *Attention[T]) scatter(dst, src []T, ld int, z int, scale T) {
 	dh := a.dh
 	d := a.headRange(dst, z)
-	for l := 0; l < a.l; l++ {
-		r := d[l*dh : (l+1)*dh]
-		for j, v := range src[l*ld:][:dh] {
-			r[j] = scale * v
+	switch {
+	case ld == dh && scale == 1:
+		copy(d, src[:len(d)])
+	case ld == dh:
+		scaleTo(d, src[:len(d)], scale)
+	case scale == 1:
+		for l := 0; l < a.l; l++ {
+			copy(d[l*dh:(l+1)*dh], src[l*ld:][:dh])
+		}
+	default:
+		for l := 0; l < a.l; l++ {
+			r := d[l*dh : (l+1)*dh]
+			for j, v := range src[l*ld:][:dh] {
+				r[j] = scale * v
+			}
 		}
 	}
 }

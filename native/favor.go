@@ -144,9 +144,11 @@ func favorFromProjection[T Float](f, x []T, L, d, m int, rowwise bool) {
 			sh = float64(sliceMax(row))
 		}
 		addConst(row, row, -T(sq+sh)) // x + (−o) is x − o, bit for bit
-		expSlice(row)
-		scaleTo(row, row, norm)
 	}
+	// The exponential and the scale element-wise over the whole block
+	// (rows of m are short; the same values as row by row).
+	expSlice(f[:L*m])
+	scaleTo(f[:L*m], f[:L*m], norm)
 }
 
 // favorFeaturesBackward sets dx (L×d) to the gradient of the rows x for

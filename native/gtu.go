@@ -209,8 +209,7 @@ func (l *glu[T]) Forward(x []T, B, L int) []T {
 		for r := 0; r < m; r++ {
 			a, c := ac[r*2*h:r*2*h+h], ac[r*2*h+h:(r+1)*2*h]
 			sa, gr := l.sa[(lo+r)*h:(lo+r+1)*h], g[r*h:(r+1)*h:(r+1)*h]
-			siluRow(a, gr, sa)
-			mulTo(gr, gr, c)
+			siluMulRow(a, c, gr, sa)
 		}
 		gemm(false, false, m, d, h, 1, g, h, w3, d, 1, y, d)
 	})

@@ -351,9 +351,24 @@ type activation[T Float] struct {
 	df func(x T) T
 }
 
+// siluMulRow sets out = (x·σ(x))·c and sig = σ(x) element-wise, the SiLU
+// gate times its partner (GLU), as siluRow followed by mulTo(out, out, c).
+func siluMulRow[T Float](x, c, out, sig []T) {
+	if o, ok := any(out).([]float32); ok { // one pass, the same bits
+		vmath.SiLUMul32(o, any(sig).([]float32), any(x).([]float32), any(c).([]float32))
+		return
+	}
+	siluRow(x, out, sig)
+	mulTo(out, out, c)
+}
+
 // siluRow sets out = x·σ(x) and sig = σ(x) element-wise on one goroutine
 // (the caller splits the rows).
 func siluRow[T Float](x, out, sig []T) {
+	if o, ok := any(out).([]float32); ok { // one pass: the bits of the two below
+		vmath.SiLU32(o, any(sig).([]float32), any(x).([]float32))
+		return
+	}
 	sigmoidSlice(sig, x)
 	mulTo(out, x, sig)
 }

@@ -52,7 +52,17 @@ case $TWIN in
     twin_flags=(--qk-loop) ;;
   *) echo "train_twin: TWIN must be plain or tuned, got '$TWIN'" >&2; exit 2 ;;
 esac
-pt() { env "${twin_env[@]}" "$PY" "$twin" "${twin_flags[@]}" "$@"; }
+# The same OpenBLAS kernels for both: kernelkit's loader takes the AVX-512 (SkylakeX) kernels where the
+# CPU has AVX-512 F, CD, BW, DQ and VL and OPENBLAS_CORETYPE is unset (blas/coretype.go); Debian's
+# OpenBLAS 0.3.21 in the twin would take some such CPUs (AMD Zen 4/5) for Haswell, so the twin is given
+# the same choice explicitly. A value set by the caller goes to both unchanged.
+coretype=${OPENBLAS_CORETYPE:-}
+if [ -z "$coretype" ] && grep -qw avx512f /proc/cpuinfo && grep -qw avx512cd /proc/cpuinfo &&
+  grep -qw avx512bw /proc/cpuinfo && grep -qw avx512dq /proc/cpuinfo && grep -qw avx512vl /proc/cpuinfo; then
+  coretype=SkylakeX
+  twin_env+=(OPENBLAS_CORETYPE=SkylakeX)
+fi
+pt() { env ${twin_env[@]+"${twin_env[@]}"} "$PY" "$twin" ${twin_flags[@]+"${twin_flags[@]}"} "$@"; }
 for v in LENGTH WIDTH DEPTH BATCH ROUNDS MIN_STEPS THREADS CK_STEPS CHECK_ROWS N_TRAIN; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "train_twin: $v must be a positive integer, got '${!v}'" >&2; exit 2; }
 done
@@ -75,7 +85,7 @@ head -n $((CHECK_ROWS + 1)) "$data/listops_test.tsv" > "$check"
 size=(--length "$LENGTH" --width "$WIDTH" --depth "$DEPTH" --batch "$BATCH")
 res="$work/results.jsonl"
 : > "$res"
-echo "train_twin: $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg), L=$LENGTH width=$WIDTH depth=$DEPTH batch=$BATCH threads=$THREADS, twin $TWIN, work $work" >&2
+echo "train_twin: $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg), L=$LENGTH width=$WIDTH depth=$DEPTH batch=$BATCH threads=$THREADS, twin $TWIN, OpenBLAS kernels ${coretype:-detected}, work $work" >&2
 for kind in $KINDS; do
   d="$work/$kind"
   mkdir -p "$d"

@@ -63,6 +63,36 @@ func Sigmoid32(dst, src []float32) {
 		func(i int) { dst[i] = 1 / (1 + Exp32(-src[i])) })
 }
 
+// SiLU32 sets sig[i] = 1/(1 + Exp32(−x[i])) (Sigmoid32's value) and
+// out[i] = x[i]·sig[i] for every i of x in one pass, eight at a time with
+// AVX2 where the CPU has it (the same bits as Sigmoid32 followed by
+// MulTo32, on every CPU); out and sig must be at least as long as x (it
+// panics otherwise); out may be x, sig may not alias either.
+func SiLU32(out, sig, x []float32) {
+	out, sig = out[:len(x)], sig[:len(x)]
+	blocks8(len(x), func(i int) int { return silu32Kernel(out[i:], sig[i:], x[i:]) },
+		func(i int) {
+			v := x[i]
+			s := 1 / (1 + Exp32(-v))
+			sig[i] = s
+			out[i] = v * s
+		})
+}
+
+// SiLUMul32 is SiLU32 with out[i] = (x[i]·sig[i])·c[i], the product
+// rounded before the second (the bits of SiLU32 followed by MulTo32 with
+// c); c must be at least as long as x; out may be x or c.
+func SiLUMul32(out, sig, x, c []float32) {
+	out, sig, c = out[:len(x)], sig[:len(x)], c[:len(x)]
+	blocks8(len(x), func(i int) int { return siluMul32Kernel(out[i:], sig[i:], x[i:], c[i:]) },
+		func(i int) {
+			v := x[i]
+			s := 1 / (1 + Exp32(-v))
+			sig[i] = s
+			out[i] = float32(v*s) * c[i]
+		})
+}
+
 // blocks8 runs an AVX2 kernel over [0, n) and the scalar form on what it
 // leaves: kernel(i) does elements from i on, eight at a time, and returns
 // how many (a multiple of eight; it stops before a block it cannot take,

@@ -82,6 +82,93 @@ func TestSigmoid32SameBits(t *testing.T) {
 	}
 }
 
+// TestSiLU32SameBits checks that SiLU32 gives the bits of Sigmoid32
+// followed by MulTo32 for every value (the inputs of
+// TestSigmoid32SameBits: blocks with out-of-range and special values and
+// tails of every length), and in place (out = x).
+func TestSiLU32SameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 1000} {
+		x := make([]float32, n)
+		for i := range x {
+			switch i % 5 {
+			case 0:
+				x[i] = float32(4 * rng.NormFloat64())
+			case 1:
+				x[i] = float32(-90 + 180*rng.Float64())
+			default:
+				x[i] = float32(rng.NormFloat64())
+			}
+		}
+		if n > 40 {
+			x[17], x[33] = 100, -95
+			x[n-1] = float32(math.Inf(-1))
+			x[n-2] = float32(math.NaN())
+		}
+		wantSig, wantOut := make([]float32, n), make([]float32, n)
+		Sigmoid32(wantSig, x)
+		MulTo32(wantOut, x, wantSig)
+		sig, out := make([]float32, n), make([]float32, n)
+		SiLU32(out, sig, x)
+		for i := range x {
+			if math.Float32bits(sig[i]) != math.Float32bits(wantSig[i]) || math.Float32bits(out[i]) != math.Float32bits(wantOut[i]) {
+				t.Fatalf("n=%d: SiLU32(%v) = (%v, σ %v), want (%v, σ %v)", n, x[i], out[i], sig[i], wantOut[i], wantSig[i])
+			}
+		}
+		in := append([]float32(nil), x...)
+		SiLU32(in, sig, in)
+		for i := range in {
+			if math.Float32bits(in[i]) != math.Float32bits(wantOut[i]) {
+				t.Fatalf("n=%d: in-place SiLU32(%v) = %v, want %v", n, x[i], in[i], wantOut[i])
+			}
+		}
+		// SiLUMul32: the same with a factor, against SiLU32 then MulTo32,
+		// and in place on the factor.
+		c := make([]float32, n)
+		for i := range c {
+			c[i] = float32(rng.NormFloat64())
+		}
+		if n > 40 {
+			c[5] = float32(math.Inf(1))
+		}
+		wantMul := make([]float32, n)
+		MulTo32(wantMul, wantOut, c)
+		SiLUMul32(out, sig, x, c)
+		for i := range x {
+			if !sameBits32(sig[i], wantSig[i]) || !sameBits32(out[i], wantMul[i]) {
+				t.Fatalf("n=%d: SiLUMul32(%v, %v) = (%v, σ %v), want (%v, σ %v)", n, x[i], c[i], out[i], sig[i], wantMul[i], wantSig[i])
+			}
+		}
+		SiLUMul32(c, sig, x, c)
+		for i := range c {
+			if !sameBits32(c[i], wantMul[i]) {
+				t.Fatalf("n=%d: SiLUMul32 in place on c: %v, want %v", n, c[i], wantMul[i])
+			}
+		}
+	}
+}
+
+func BenchmarkSiLU32(b *testing.B) {
+	x := make([]float32, 4096)
+	for i := range x {
+		x[i] = float32(i%200)/20 - 5
+	}
+	sig, out := make([]float32, len(x)), make([]float32, len(x))
+	b.Run("fused", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			SiLU32(out, sig, x)
+		}
+		b.ReportMetric(float64(b.N*len(x))/b.Elapsed().Seconds()/1e9, "Gvalues/s")
+	})
+	b.Run("two-pass", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			Sigmoid32(sig, x)
+			MulTo32(out, x, sig)
+		}
+		b.ReportMetric(float64(b.N*len(x))/b.Elapsed().Seconds()/1e9, "Gvalues/s")
+	})
+}
+
 func BenchmarkSigmoid32(b *testing.B) {
 	src := make([]float32, 4096)
 	for i := range src {
