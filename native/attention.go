@@ -260,21 +260,21 @@ func (a *Attention[T]) rowScratch(workers, worker, i int) []T {
 }
 
 // toHeads sets the head blocks of sequence b of t (head-major) to the
-// row-major r (L×d) plus bias (nil: none) on every row.
+// row-major r (L×d) plus bias (nil: none) on every row. With a bias, r
+// is overwritten by r + bias (a whole row at a time, the same sums as
+// element by element).
 func (a *Attention[T]) toHeads(t, r []T, b int, bias []T) {
 	d, dh, L, H := a.width, a.dh, a.l, a.heads
+	if bias != nil {
+		for l := 0; l < L; l++ {
+			row := r[l*d : (l+1)*d]
+			sumTo(row, row, bias)
+		}
+	}
 	for h := 0; h < H; h++ {
 		dst := a.headRange(t, b*H+h)
 		for l := 0; l < L; l++ {
-			src, out := r[l*d+h*dh:l*d+(h+1)*dh], dst[l*dh:(l+1)*dh]
-			if bias == nil {
-				copy(out, src)
-				continue
-			}
-			bh := bias[h*dh : (h+1)*dh]
-			for j := range out {
-				out[j] = src[j] + bh[j]
-			}
+			copy(dst[l*dh:(l+1)*dh], r[l*d+h*dh:l*d+(h+1)*dh])
 		}
 	}
 }
