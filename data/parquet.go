@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
@@ -81,7 +83,7 @@ func NewParquetReader(r io.ReaderAt, size int64, opt CSVOptions) (*ParquetReader
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("data: Parquet: %w", err)
+		return nil, fmt.Errorf("data: Parquet: %w", shorten(err))
 	}
 	p := &ParquetReader{r: r, size: size, file: f, meta: f.Metadata(), groups: f.RowGroups(), rows: f.NumRows()}
 	fields := f.Root().Columns()
@@ -290,12 +292,12 @@ func (p *ParquetReader) nextPage(c *pqColumn) error {
 			return c.fail(c.group, c.row, "the column chunk ends %d values before the row group's end", c.left)
 		}
 		if err != nil {
-			return c.fail(c.group, c.row, "%v", err)
+			return c.fail(c.group, c.row, "%v", shorten(err))
 		}
 		err = safely(func() error { return c.load(page) })
 		parquet.Release(page)
 		if err != nil {
-			return c.fail(c.group, c.row+int64(c.off), "%v", err)
+			return c.fail(c.group, c.row+int64(c.off), "%v", shorten(err))
 		}
 		if int64(len(c.vals)) > c.left {
 			return c.fail(c.group, c.row, "a page of %d values passes the row group's end (%d values left)", len(c.vals), c.left)
@@ -314,7 +316,7 @@ func (p *ParquetReader) nextChunk(c *pqColumn) error {
 		err := c.pages.Close()
 		c.pages, c.dict, c.dictVals = nil, nil, nil
 		if err != nil {
-			return c.fail(c.group, c.row, "%v", err)
+			return c.fail(c.group, c.row, "%v", shorten(err))
 		}
 	}
 	c.group++
@@ -323,10 +325,10 @@ func (p *ParquetReader) nextChunk(c *pqColumn) error {
 	}
 	rows := p.meta.RowGroups[c.group].NumRows
 	if err := checkChunk(p.r, p.size, &p.meta.RowGroups[c.group].Columns[c.index], rows); err != nil {
-		return c.fail(c.group, c.row, "%v", err)
+		return c.fail(c.group, c.row, "%v", shorten(err))
 	}
 	if err := safely(func() error { c.pages = p.groups[c.group].ColumnChunks()[c.index].Pages(); return nil }); err != nil {
-		return c.fail(c.group, c.row, "%v", err)
+		return c.fail(c.group, c.row, "%v", shorten(err))
 	}
 	c.left = rows
 	c.vals, c.off = c.vals[:0], 0
@@ -545,8 +547,41 @@ func (p *ParquetFile) Close() error {
 func safely(fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("damaged file (the Parquet library failed: %v)", r)
+			err = fmt.Errorf("damaged file (the Parquet library failed: %w)", shorten(fmt.Errorf("%v", r)))
 		}
 	}()
 	return fn()
+}
+
+// maxLibraryMessage bounds the part of an error message that comes from
+// the Parquet library (its decoder's errors can name a path through the
+// file's metadata of any length): kernelkit's errors are one short line.
+const maxLibraryMessage = 100
+
+// shortError is a library error with its message cut to one short line;
+// it unwraps to the whole error.
+type shortError struct {
+	msg string
+	err error
+}
+
+func (e *shortError) Error() string { return e.msg }
+func (e *shortError) Unwrap() error { return e.err }
+
+// shorten returns err with its message on one line of at most
+// maxLibraryMessage bytes (cut at a rune boundary and ended with "…"),
+// or err itself when it is that short already.
+func shorten(err error) error {
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	if len(msg) <= maxLibraryMessage && msg == err.Error() {
+		return err
+	}
+	if len(msg) > maxLibraryMessage {
+		cut := maxLibraryMessage
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	return &shortError{msg: msg, err: err}
 }

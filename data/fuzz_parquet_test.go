@@ -1,0 +1,108 @@
+package data
+
+import (
+	"bytes"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// FuzzParquet reads arbitrary bytes as a Parquet file (the files a fit,
+// kernelkit-beam or the server is handed). Invariants: no panic, and no
+// allocation the file's stated sizes would force before they are checked
+// (the fuzzer's memory limit catches those); an error is one short line;
+// on success the names, matrix and targets agree in shape and every value
+// is finite; and streaming the same bytes in batches of one row gives the
+// same rows. Seeds: files written by WriteParquet (one and several row
+// groups, INT64 and DOUBLE columns) and the fixtures of testdata/parquet
+// (written by Apache Arrow: dictionary pages, v2 pages, Snappy, Zstandard,
+// nulls).
+func FuzzParquet(f *testing.F) {
+	tables := []struct {
+		rows, group int
+		cols        []ParquetColumn
+	}{
+		{3, 1024, []ParquetColumn{
+			{Name: "a", Value: func(i int) float64 { return float64(i) + 0.5 }},
+			{Name: "b", Int: true, Value: func(i int) float64 { return float64(2 * i) }},
+			{Name: "label", Int: true, Value: func(i int) float64 { return float64(i % 2) }},
+		}},
+		{7, 3, []ParquetColumn{
+			{Name: "x", Value: func(i int) float64 { return math.Sin(float64(i)) }},
+			{Name: "label", Value: func(i int) float64 { return float64(i) / 7 }},
+		}},
+	}
+	for _, tb := range tables {
+		var buf bytes.Buffer
+		if err := writeParquet(&buf, tb.rows, tb.cols, nil, tb.group); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(buf.Bytes(), false)
+		f.Add(buf.Bytes(), true)
+	}
+	names, err := filepath.Glob(filepath.Join(fixtures, "*.parquet"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, true)
+	}
+	f.Fuzz(func(t *testing.T, in []byte, noLabel bool) {
+		opt := CSVOptions{NoLabel: noLabel}
+		d, err := ReadParquet(bytes.NewReader(in), int64(len(in)), opt)
+		if err != nil {
+			checkError(t, err)
+			return
+		}
+		rows, cols := d.Rows(), d.Cols()
+		checkMatrix(t, d.X, rows, cols)
+		if len(d.Names) != cols {
+			t.Fatalf("%d names for %d columns", len(d.Names), cols)
+		}
+		if noLabel != (d.Y == nil) || (d.Y != nil && len(d.Y) != rows) {
+			t.Fatalf("%d targets for %d rows (no label: %v)", len(d.Y), rows, noLabel)
+		}
+		for _, v := range d.Y {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("non-finite target %v", v)
+			}
+		}
+		// Streaming in batches of one row gives the same rows.
+		r, err := NewParquetReader(bytes.NewReader(in), int64(len(in)), opt)
+		if err != nil {
+			t.Fatalf("streaming reader refuses what ReadParquet accepted: %v", err)
+		}
+		defer func() {
+			if err := r.Close(); err != nil {
+				t.Errorf("close: %v", err)
+			}
+		}()
+		for i := 0; ; i++ {
+			x, y, err := r.Read(1)
+			if err == io.EOF {
+				if i != rows {
+					t.Fatalf("streamed %d rows, ReadParquet %d", i, rows)
+				}
+				break
+			}
+			if err != nil || i >= rows {
+				t.Fatalf("row %d of %d: %v", i, rows, err)
+			}
+			if !mat.Equal(x, d.X.Slice(i, i+1, 0, cols)) {
+				t.Fatalf("row %d streamed %v, read %v", i, mat.Row(nil, 0, x), mat.Row(nil, i, d.X))
+			}
+			if d.Y != nil && (len(y) != 1 || !slices.Equal(y, d.Y[i:i+1])) {
+				t.Fatalf("row %d: target %v streamed, %v read", i, y, d.Y[i])
+			}
+		}
+	})
+}
