@@ -144,8 +144,14 @@ func LoadOpenBLAS() (*OpenBLAS, error) {
 		}
 		purego.RegisterLibFunc(f.ptr, h, f.name)
 	}
-	o.sgemmF, _ = purego.Dlsym(h, "sgemm_") // absent: the cblas form serves
-	o.dgemmF, _ = purego.Dlsym(h, "dgemm_")
+	// The Fortran GEMMs where the library has them; without them (an error
+	// from Dlsym) the cblas forms registered above serve.
+	if p, err := purego.Dlsym(h, "sgemm_"); err == nil {
+		o.sgemmF = p
+	}
+	if p, err := purego.Dlsym(h, "dgemm_"); err == nil {
+		o.dgemmF = p
+	}
 	if l, err := loadLAPACK(h, path); err == nil {
 		o.lapack = l
 	}
