@@ -2,12 +2,15 @@ package data
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -105,4 +108,26 @@ func FuzzParquet(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestShorten: a library message longer than maxLibraryMessage bytes is
+// cut at a rune boundary and ended with "…", one on several lines is
+// joined into one, a short one-line error is returned as it is, and the
+// cut error unwraps to the whole one.
+func TestShorten(t *testing.T) {
+	short := errors.New("decoding thrift payload: short")
+	if got := shorten(short); got != short {
+		t.Errorf("short error changed: %v", got)
+	}
+	long := errors.New(strings.Repeat("→ 1:FIELD<LIST> ", 20))
+	got := shorten(long)
+	if msg := got.Error(); len(msg) > maxLibraryMessage+len("…") || !strings.HasSuffix(msg, "…") || !utf8.ValidString(msg) {
+		t.Errorf("long error cut to %d bytes %q", len(msg), msg)
+	}
+	if !errors.Is(got, long) {
+		t.Error("the cut error does not unwrap to the whole one")
+	}
+	if msg := shorten(errors.New("one\ntwo\tthree")).Error(); msg != "one two three" {
+		t.Errorf("several lines: %q", msg)
+	}
 }
