@@ -68,29 +68,32 @@ func Sigmoid32(dst, src []float32) {
 // AVX2 where the CPU has it (the same bits as Sigmoid32 followed by
 // MulTo32, on every CPU); out and sig must be at least as long as x (it
 // panics otherwise); out may be x, sig may not alias either.
-func SiLU32(out, sig, x []float32) {
-	out, sig = out[:len(x)], sig[:len(x)]
-	blocks8(len(x), func(i int) int { return silu32Kernel(out[i:], sig[i:], x[i:]) },
-		func(i int) {
-			v := x[i]
-			s := 1 / (1 + Exp32(-v))
-			sig[i] = s
-			out[i] = v * s
-		})
-}
+func SiLU32(out, sig, x []float32) { silu32(out, sig, x, nil) }
 
 // SiLUMul32 is SiLU32 with out[i] = (x[i]·sig[i])·c[i], the product
 // rounded before the second (the bits of SiLU32 followed by MulTo32 with
 // c); c must be at least as long as x; out may be x or c.
-func SiLUMul32(out, sig, x, c []float32) {
-	out, sig, c = out[:len(x)], sig[:len(x)], c[:len(x)]
-	blocks8(len(x), func(i int) int { return siluMul32Kernel(out[i:], sig[i:], x[i:], c[i:]) },
-		func(i int) {
-			v := x[i]
-			s := 1 / (1 + Exp32(-v))
-			sig[i] = s
-			out[i] = float32(v*s) * c[i]
-		})
+func SiLUMul32(out, sig, x, c []float32) { silu32(out, sig, x, c[:len(x)]) }
+
+// silu32 is SiLU32, times c unless c is nil.
+func silu32(out, sig, x, c []float32) {
+	out, sig = out[:len(x)], sig[:len(x)]
+	blocks8(len(x), func(i int) int {
+		var ci []float32
+		if c != nil {
+			ci = c[i:]
+		}
+		return silu32Kernel(out[i:], sig[i:], x[i:], ci)
+	}, func(i int) {
+		v := x[i]
+		s := 1 / (1 + Exp32(-v))
+		y := v * s
+		if c != nil {
+			y = float32(y) * c[i] // before the store: out may be c
+		}
+		sig[i] = s
+		out[i] = y
+	})
 }
 
 // blocks8 runs an AVX2 kernel over [0, n) and the scalar form on what it

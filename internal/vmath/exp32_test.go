@@ -39,6 +39,28 @@ func TestExp32AgainstMathExp(t *testing.T) {
 	}
 }
 
+// expArgs returns n arguments for the exponential kernels' tests: normal
+// values of scales 1 and 4 and values across (−90, 90), beyond the
+// kernels' range at both ends, and, for n > 40, out-of-range values in
+// two blocks (100 and −95).
+func expArgs(rng *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		switch i % 5 {
+		case 0:
+			x[i] = float32(4 * rng.NormFloat64())
+		case 1:
+			x[i] = float32(-90 + 180*rng.Float64())
+		default:
+			x[i] = float32(rng.NormFloat64())
+		}
+	}
+	if n > 40 {
+		x[17], x[33] = 100, -95
+	}
+	return x
+}
+
 // TestSigmoid32SameBits checks that Sigmoid32 (the AVX2 kernel where the
 // CPU has it) gives the bits of the scalar form 1/(1 + Exp32(−x)) for
 // every value, in blocks with and without out-of-range values and tails
@@ -47,19 +69,8 @@ func TestExp32AgainstMathExp(t *testing.T) {
 func TestSigmoid32SameBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 1000} {
-		src := make([]float32, n)
-		for i := range src {
-			switch i % 5 {
-			case 0:
-				src[i] = float32(4 * rng.NormFloat64())
-			case 1:
-				src[i] = float32(-90 + 180*rng.Float64())
-			default:
-				src[i] = float32(rng.NormFloat64())
-			}
-		}
-		if n > 40 { // out-of-range and special values in some blocks
-			src[17], src[33] = 100, -95
+		src := expArgs(rng, n)
+		if n > 40 {
 			src[n-1] = float32(math.Inf(1))
 		}
 		dst := make([]float32, n)
@@ -89,19 +100,8 @@ func TestSigmoid32SameBits(t *testing.T) {
 func TestSiLU32SameBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 1000} {
-		x := make([]float32, n)
-		for i := range x {
-			switch i % 5 {
-			case 0:
-				x[i] = float32(4 * rng.NormFloat64())
-			case 1:
-				x[i] = float32(-90 + 180*rng.Float64())
-			default:
-				x[i] = float32(rng.NormFloat64())
-			}
-		}
+		x := expArgs(rng, n)
 		if n > 40 {
-			x[17], x[33] = 100, -95
 			x[n-1] = float32(math.Inf(-1))
 			x[n-2] = float32(math.NaN())
 		}

@@ -11,9 +11,7 @@ func HasAVX2() bool { return false }
 
 func sigmoid32Kernel(dst, src []float32) int { return 0 }
 
-func silu32Kernel(out, sig, x []float32) int { return 0 }
-
-func siluMul32Kernel(out, sig, x, c []float32) int { return 0 }
+func silu32Kernel(out, sig, x, c []float32) int { return 0 }
 
 func exp32Kernel(dst, src []float32) int { return 0 }
 

@@ -31,20 +31,17 @@ func sigmoid32Kernel(dst, src []float32) int {
 }
 
 // silu32Kernel is sigmoid32Kernel for sig[j] = 1/(1 + Exp32Normal(−x[j]))
-// and out[j] = x[j]·sig[j].
-func silu32Kernel(out, sig, x []float32) int {
+// and out[j] = x[j]·sig[j], times c[j] (the first product rounded) unless
+// c is nil.
+func silu32Kernel(out, sig, x, c []float32) int {
 	if len(x) < 8 {
 		return 0
 	}
-	return silu32AVX2(&out[0], &sig[0], &x[0], len(x)/8, &f32Consts)
-}
-
-// siluMul32Kernel is silu32Kernel with out[j] = (x[j]·sig[j])·c[j].
-func siluMul32Kernel(out, sig, x, c []float32) int {
-	if len(x) < 8 {
-		return 0
+	var cp *float32
+	if c != nil {
+		cp = &c[0]
 	}
-	return siluMul32AVX2(&out[0], &sig[0], &x[0], &c[0], len(x)/8, &f32Consts)
+	return silu32AVX2(&out[0], &sig[0], &x[0], cp, len(x)/8, &f32Consts)
 }
 
 // exp32Kernel is sigmoid32Kernel for dst[j] = Exp32Normal(src[j]), src[j]
@@ -69,10 +66,7 @@ func gelu32Kernel(y, dy, x []float32) int {
 func sigmoid32AVX2(dst, src *float32, blocks int, k *[24][8]uint32) int
 
 //go:noescape
-func silu32AVX2(out, sig, x *float32, blocks int, k *[24][8]uint32) int
-
-//go:noescape
-func siluMul32AVX2(out, sig, x, c *float32, blocks int, k *[24][8]uint32) int
+func silu32AVX2(out, sig, x, c *float32, blocks int, k *[24][8]uint32) int
 
 //go:noescape
 func exp32AVX2(dst, src *float32, blocks int, k *[24][8]uint32) int

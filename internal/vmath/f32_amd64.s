@@ -99,13 +99,16 @@ sdone:
 	MOVQ BX, ret+32(FP)
 	RET
 
-// func silu32AVX2(out, sig, x *float32, blocks int, k *[24][8]uint32) int
-TEXT ·silu32AVX2(SB), NOSPLIT, $0-48
+// func silu32AVX2(out, sig, x, c *float32, blocks int, k *[24][8]uint32) int
+// sig = σ(x) and out = x·sig, times c (rounded after the first product)
+// unless c is nil.
+TEXT ·silu32AVX2(SB), NOSPLIT, $0-56
 	MOVQ out+0(FP), DI
 	MOVQ sig+8(FP), DX
 	MOVQ x+16(FP), SI
-	MOVQ blocks+24(FP), CX
-	MOVQ k+32(FP), R8
+	MOVQ c+24(FP), R9
+	MOVQ blocks+32(FP), CX
+	MOVQ k+40(FP), R8
 	SETUP
 	SHLQ $3, CX
 	XORQ BX, BX
@@ -119,42 +122,15 @@ uloop:
 	VADDPS  Y12, Y3, Y3
 	VDIVPS  Y3, Y12, Y3 // s = 1/(1 + e)
 	VMOVUPS Y3, (DX)(BX*4)
-	VMULPS  Y3, Y0, Y4 // x·s
+	VMULPS  Y3, Y0, Y4 // x·s, rounded
+	TESTQ   R9, R9
+	JZ      ustore
+	VMULPS  (R9)(BX*4), Y4, Y4 // times c
+ustore:
 	VMOVUPS Y4, (DI)(BX*4)
 	ADDQ    $8, BX
 	JMP     uloop
 udone:
-	VZEROUPPER
-	MOVQ BX, ret+40(FP)
-	RET
-
-// func siluMul32AVX2(out, sig, x, c *float32, blocks int, k *[24][8]uint32) int
-TEXT ·siluMul32AVX2(SB), NOSPLIT, $0-56
-	MOVQ out+0(FP), DI
-	MOVQ sig+8(FP), DX
-	MOVQ x+16(FP), SI
-	MOVQ c+24(FP), R9
-	MOVQ blocks+32(FP), CX
-	MOVQ k+40(FP), R8
-	SETUP
-	SHLQ $3, CX
-	XORQ BX, BX
-mloop:
-	CMPQ BX, CX
-	JGE  mdone
-	VMOVUPS (SI)(BX*4), Y0
-	VXORPS  C_SIGN(R8), Y0, Y2 // a = −x
-	INRANGE(mdone)
-	EXP32
-	VADDPS  Y12, Y3, Y3
-	VDIVPS  Y3, Y12, Y3 // s = 1/(1 + e)
-	VMOVUPS Y3, (DX)(BX*4)
-	VMULPS  Y3, Y0, Y4 // x·s, rounded
-	VMULPS  (R9)(BX*4), Y4, Y4 // times c
-	VMOVUPS Y4, (DI)(BX*4)
-	ADDQ    $8, BX
-	JMP     mloop
-mdone:
 	VZEROUPPER
 	MOVQ BX, ret+48(FP)
 	RET
