@@ -62,3 +62,59 @@ func BenchmarkGemm(b *testing.B) {
 		o.setThreads(1)
 	}
 }
+
+// BenchmarkGemmEngineShapes reports the float32 GFLOP/s of OpenBLAS on one
+// thread for the products of a native-engine FD-TNN step at width 128
+// (GLU hidden 256, GTU width 128, gemmChunk = 1024 rows a call; package
+// native's BenchmarkFDTNNStep), beside the square 2048³ product that
+// that benchmark's SGEMM rate uses. The engine runs one product per core
+// at a time, so these one-thread rates are the ones its steps meet.
+func BenchmarkGemmEngineShapes(b *testing.B) {
+	o, err := LoadOpenBLAS()
+	if err != nil {
+		b.Skip("OpenBLAS not installed:", err)
+	}
+	if o.setThreads != nil {
+		o.setThreads(1)
+	}
+	N, T := gblas.NoTrans, gblas.Trans
+	for _, sh := range []struct {
+		name    string
+		tA, tB  gblas.Transpose
+		m, n, k int
+		beta    float32
+	}{
+		{"square", N, N, 2048, 2048, 2048, 0},
+		{"glu-in", N, N, 1024, 512, 128, 1},
+		{"glu-out", N, N, 1024, 128, 256, 1},
+		{"glu-dg", N, T, 1024, 256, 128, 0},
+		{"glu-dx", N, T, 1024, 128, 512, 0},
+		{"glu-dw3", T, N, 256, 128, 1024, 0},
+		{"glu-dw12", T, N, 128, 512, 1024, 0},
+		{"gtu-in", N, N, 1024, 256, 128, 1},
+		{"gtu-out", N, N, 1024, 128, 128, 1},
+	} {
+		ra, ca := sh.m, sh.k
+		if sh.tA == T {
+			ra, ca = sh.k, sh.m
+		}
+		rb, cb := sh.k, sh.n
+		if sh.tB == T {
+			rb, cb = sh.n, sh.k
+		}
+		a, w, c := make([]float32, ra*ca), make([]float32, rb*cb), make([]float32, sh.m*sh.n)
+		for i := range a {
+			a[i] = float32(i%7) - 3
+		}
+		for i := range w {
+			w[i] = float32(i%5) - 2
+		}
+		flops := 2 * float64(sh.m) * float64(sh.n) * float64(sh.k)
+		b.Run(fmt.Sprintf("%s/%dx%dx%d", sh.name, sh.m, sh.n, sh.k), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				o.Sgemm(sh.tA, sh.tB, sh.m, sh.n, sh.k, 1, a, ca, w, cb, sh.beta, c, sh.n)
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
