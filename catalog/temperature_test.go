@@ -128,6 +128,24 @@ func TestTemperedEntryIsScaledInput(t *testing.T) {
 				t.Errorf("%s: tempered features differ from the unscaled map's of x/√τ", name)
 			}
 		}
+		// Tempering again multiplies the temperatures, and their product
+		// is checked (6·1e308 overflows).
+		tp2, err := features.TemperPair(tp, 2)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		t2 := 0.0
+		if m, ok := features.AsTransformer(tp2); ok {
+			_, t2 = features.Untemper(m)
+		} else {
+			_, t2 = features.UntemperPair(tp2)
+		}
+		if t2 != 2*tau {
+			t.Errorf("%s tempered by %g then 2: τ = %g, want %g", name, tau, t2, 2*tau)
+		}
+		if _, err := features.TemperPair(tp, 1e308); err == nil || !strings.Contains(err.Error(), "0 < τ < +Inf") {
+			t.Errorf("%s at τ = %g tempered by 1e308: %v, want the domain error", name, tau, err)
+		}
 		if e.Asymmetric {
 			continue
 		}

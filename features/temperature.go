@@ -90,16 +90,12 @@ type adaptiveTempered struct{ *tempered }
 // device forms of package device do not know tempered maps. Untemper
 // recovers t and τ.
 func Temper(t Transformer, tau float64) (Transformer, error) {
-	if err := CheckTemperature(tau); err != nil {
+	inner, t0 := Untemper(t)
+	tau, err := composeTemperature(t0, tau)
+	if err != nil {
 		return nil, err
 	}
-	if inner, t0 := Untemper(t); t0 != 1 {
-		t, tau = inner, t0*tau
-		if err := CheckTemperature(tau); err != nil {
-			return nil, err
-		}
-	}
-	if tau == 1 {
+	if t = inner; tau == 1 {
 		return t, nil
 	}
 	tm := &tempered{t: t, tau: tau, scale: 1 / math.Sqrt(tau)}
@@ -107,6 +103,21 @@ func Temper(t Transformer, tau float64) (Transformer, error) {
 		return adaptiveTempered{tm}, nil
 	}
 	return tm, nil
+}
+
+// composeTemperature returns the temperature t0·τ of a map already at t0
+// tempered again by τ, checking τ and the product (CheckTemperature).
+func composeTemperature(t0, tau float64) (float64, error) {
+	if err := CheckTemperature(tau); err != nil {
+		return 0, err
+	}
+	if t0 == 1 {
+		return tau, nil
+	}
+	if err := CheckTemperature(t0 * tau); err != nil {
+		return 0, err
+	}
+	return t0 * tau, nil
 }
 
 // Untemper returns the inner map and the temperature of a map made by
@@ -279,16 +290,12 @@ func TemperPair(p Pair, tau float64) (Pair, error) {
 		}
 		return Symmetric(tt), nil
 	}
-	if err := CheckTemperature(tau); err != nil {
+	inner, t0 := UntemperPair(p)
+	tau, err := composeTemperature(t0, tau)
+	if err != nil {
 		return nil, err
 	}
-	if inner, t0 := UntemperPair(p); t0 != 1 {
-		p, tau = inner, t0*tau
-		if err := CheckTemperature(tau); err != nil {
-			return nil, err
-		}
-	}
-	if tau == 1 {
+	if p = inner; tau == 1 {
 		return p, nil
 	}
 	tp := &temperedPair{p: p, tau: tau, scale: 1 / math.Sqrt(tau)}

@@ -189,6 +189,17 @@ func TestTemperatureDomain(t *testing.T) {
 	if inner, tau := Untemper(t6); err != nil || inner != Transformer(base) || tau != 6 {
 		t.Errorf("Temper of a tempered map: inner %v, τ %v, %v; want the map at τ = 6", inner, tau, err)
 	}
+	// The composed temperature is checked too: 1e300·1e300 overflows, and
+	// 1e-300·1e-300 underflows to 0.
+	for _, tau := range []float64{1e300, 1e-300} {
+		big, err := Temper(base, tau)
+		if err != nil {
+			t.Fatalf("Temper(%g): %v", tau, err)
+		}
+		if _, err := Temper(big, tau); err == nil || !strings.Contains(err.Error(), "0 < τ < +Inf") {
+			t.Errorf("Temper(%g) of a map at τ = %g: %v, want the domain error", tau, tau, err)
+		}
+	}
 	if inner, tau := Untemper(base); inner != Transformer(base) || tau != 1 {
 		t.Errorf("Untemper of a plain map: τ = %v", tau)
 	}
