@@ -43,21 +43,18 @@ type BottleneckAdapter[T Float] struct {
 	// "w_up", "b_up".
 	WDown, BDown, WUp, BUp *Param[T]
 
-	width, k   int
-	rows       int
-	x, h, g, y []T
-	gd         []T // activation derivative
-	dg, dx     []T
-	gs         gradScratch[T]
+	mlp geluMLP[T]
 }
 
 // NewBottleneckAdapter returns a bottleneck adapter of the configuration's
 // width and AdapterSize with zeroed parameters under scope.
 func NewBottleneckAdapter[T Float](cfg *arch.ModelConfig, scope string) *BottleneckAdapter[T] {
 	d, k := cfg.Width, cfg.AdapterSize
-	return &BottleneckAdapter[T]{width: d, k: k,
+	a := &BottleneckAdapter[T]{
 		WDown: newParam[T](scope, "w_down", true, d, k), BDown: newParam[T](scope, "b_down", true, k),
 		WUp: newParam[T](scope, "w_up", true, k, d), BUp: newParam[T](scope, "b_up", true, d)}
+	a.mlp = geluMLP[T]{name: "adapter", width: d, hidden: k, w1: a.WDown, b1: a.BDown, w2: a.WUp, b2: a.BUp}
+	return a
 }
 
 // Params returns w_down, b_down, w_up, b_up.
@@ -68,38 +65,16 @@ func (a *BottleneckAdapter[T]) Params() []*Param[T] {
 // Forward returns y + GELU(y·W_down + b_down)·W_up + b_up for y (B·L×d);
 // it panics on a slice of the wrong length.
 func (a *BottleneckAdapter[T]) Forward(y []T, B, L int) []T {
-	d, k, n := a.width, a.k, B*L
-	if len(y) != n*d {
-		panic(fmt.Sprintf("native: adapter input has %d elements, want %d·%d·%d", len(y), B, L, d))
+	out := a.mlp.forward(y, B, L)
+	for i, v := range a.mlp.x {
+		out[i] += v
 	}
-	a.rows = n
-	a.x = growSlice(a.x, n*d)
-	copy(a.x, y)
-	a.h, a.g, a.y = growSlice(a.h, n*k), growSlice(a.g, n*k), growSlice(a.y, n*d)
-	rowAffineForward(a.h, a.x, a.WDown.Value, a.BDown.Value, n, d, k)
-	a.gd = growSlice(a.gd, len(a.h))
-	rowGELUForward(a.g, a.gd, a.h, n, k)
-	rowAffineForward(a.y, a.g, a.WUp.Value, a.BUp.Value, n, k, d)
-	for i, v := range a.x {
-		a.y[i] += v
-	}
-	return a.y
+	return out
 }
 
 // Backward takes the gradient of the last Forward's output, adds the
 // parameters' gradients to their Grad and returns the input's.
-func (a *BottleneckAdapter[T]) Backward(dy []T) []T {
-	d, k, n := a.width, a.k, a.rows
-	if len(dy) != n*d || n == 0 {
-		panic(fmt.Sprintf("native: adapter output gradient has %d elements, want %d (after Forward)", len(dy), n*d))
-	}
-	a.dg, a.dx = growSlice(a.dg, n*k), growSlice(a.dx, n*d)
-	rowAffineBackward(&a.gs, a.dg, false, dy, a.g, a.WUp, a.BUp, n, k, d)
-	rowMul(a.dg, a.dg, a.gd, n, k)
-	copy(a.dx, dy)
-	rowAffineBackward(&a.gs, a.dx, true, a.dg, a.x, a.WDown, a.BDown, n, d, k)
-	return a.dx
-}
+func (a *BottleneckAdapter[T]) Backward(dy []T) []T { return a.mlp.backward(dy, true) }
 
 // SNNKAdapter is the SNNK adapter y + v ⊙ (ReLU(y·Gᵀ)/√m · A)
 // (nn.SNNKAdapter): a fixed random input tower G (m×d, "tower"), the
