@@ -89,6 +89,12 @@ func TestTemperedEntryIsScaledInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := features.Options{InputDim: d, Features: 16, Seed: 9, Norm: 2, QueryCentres: qc, KeyCentres: qc, Data: data}
+	adapted := 0
+	defer func() {
+		if adapted < 3 {
+			t.Errorf("%d adaptive tempered entries, want at least 3 (oprf, sderf, aderf)", adapted)
+		}
+	}()
 	for _, name := range r.Names() {
 		e, _ := r.Lookup(name)
 		o := base
@@ -126,6 +132,33 @@ func TestTemperedEntryIsScaledInput(t *testing.T) {
 			b, _ := side(up, xs)
 			if !mat.Equal(a, b) {
 				t.Errorf("%s: tempered features differ from the unscaled map's of x/√τ", name)
+			}
+		}
+		// A data-fitted entry, tempered, fits its inner map to the scaled
+		// rows: the same features as the unscaled entry fitted to x/√τ.
+		if ad, ok := adaptive(tp); ok {
+			adapted++
+			fitted, err := ad.Adapt(x, data)
+			if err != nil {
+				t.Fatalf("%s: Adapt: %v", name, err)
+			}
+			uad, ok := adaptive(up)
+			if !ok {
+				t.Fatalf("%s: tempered entry adaptive, the plain one not", name)
+			}
+			ref, err := uad.Adapt(xs, scaled(data, s))
+			if err != nil {
+				t.Fatalf("%s: Adapt: %v", name, err)
+			}
+			for _, side := range []func(features.Pair, *mat.Dense) (*mat.Dense, error){features.Queries, features.Keys} {
+				a, err := side(fitted, x)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				b, _ := side(ref, xs)
+				if !mat.Equal(a, b) {
+					t.Errorf("%s: tempered and adapted features differ from the plain map's fitted to x/√τ", name)
+				}
 			}
 		}
 		// Tempering again multiplies the temperatures, and their product
@@ -166,4 +199,17 @@ func TestTemperedEntryIsScaledInput(t *testing.T) {
 			t.Errorf("%s: decoded tempered map differs (%v)", name, err)
 		}
 	}
+}
+
+// adaptive returns p's features.Adaptive: the pair's own, or its symmetric
+// map's (as attention.Linear looks for it).
+func adaptive(p features.Pair) (features.Adaptive, bool) {
+	if ad, ok := p.(features.Adaptive); ok {
+		return ad, true
+	}
+	if m, ok := features.AsTransformer(p); ok {
+		ad, ok := m.(features.Adaptive)
+		return ad, ok
+	}
+	return nil, false
 }

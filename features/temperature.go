@@ -252,19 +252,25 @@ func (tm *tempered) String() string { return fmt.Sprintf("%v τ=%g", tm.t, tm.ta
 // Adapt fits the inner map to the scaled queries and keys and tempers the
 // fitted pair.
 func (a adaptiveTempered) Adapt(x, y *mat.Dense) (Pair, error) {
-	xs, err := scaleRows(x, a.scale)
+	return adaptScaled(a.t.(Adaptive), x, y, a.scale, a.tau)
+}
+
+// adaptScaled fits inner to s·x and s·y (s = 1/√τ) and tempers the
+// fitted pair by τ: the Adapt of the tempered maps and pairs.
+func adaptScaled(inner Adaptive, x, y *mat.Dense, s, tau float64) (Pair, error) {
+	xs, err := scaleRows(x, s)
 	if err != nil {
 		return nil, err
 	}
-	ys, err := scaleRows(y, a.scale)
+	ys, err := scaleRows(y, s)
 	if err != nil {
 		return nil, err
 	}
-	p, err := a.t.(Adaptive).Adapt(xs, ys)
+	p, err := inner.Adapt(xs, ys)
 	if err != nil {
 		return nil, err
 	}
-	return TemperPair(p, a.tau)
+	return TemperPair(p, tau)
 }
 
 // temperedPair is the pair (x ↦ Φ₁(x/√τ), y ↦ Φ₂(y/√τ)) of TemperPair.
@@ -362,19 +368,7 @@ func (tp *temperedPair) String() string { return fmt.Sprintf("%v τ=%g", tp.p, t
 
 // Adapt fits the inner pair to the scaled queries and keys.
 func (a adaptiveTemperedPair) Adapt(x, y *mat.Dense) (Pair, error) {
-	xs, err := scaleRows(x, a.scale)
-	if err != nil {
-		return nil, err
-	}
-	ys, err := scaleRows(y, a.scale)
-	if err != nil {
-		return nil, err
-	}
-	p, err := a.p.(Adaptive).Adapt(xs, ys)
-	if err != nil {
-		return nil, err
-	}
-	return TemperPair(p, a.tau)
+	return adaptScaled(a.p.(Adaptive), x, y, a.scale, a.tau)
 }
 
 // TemperedKernel is the kernel k(x/√τ, y/√τ) that a tempered map
