@@ -3,16 +3,12 @@ package data
 import (
 	"bytes"
 	"errors"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // FuzzParquet reads arbitrary bytes as a Parquet file (the files a fit,
@@ -66,19 +62,7 @@ func FuzzParquet(f *testing.F) {
 			checkError(t, err)
 			return
 		}
-		rows, cols := d.Rows(), d.Cols()
-		checkMatrix(t, d.X, rows, cols)
-		if len(d.Names) != cols {
-			t.Fatalf("%d names for %d columns", len(d.Names), cols)
-		}
-		if noLabel != (d.Y == nil) || (d.Y != nil && len(d.Y) != rows) {
-			t.Fatalf("%d targets for %d rows (no label: %v)", len(d.Y), rows, noLabel)
-		}
-		for _, v := range d.Y {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				t.Fatalf("non-finite target %v", v)
-			}
-		}
+		checkDataset(t, d, noLabel)
 		// Streaming in batches of one row gives the same rows.
 		r, err := NewParquetReader(bytes.NewReader(in), int64(len(in)), opt)
 		if err != nil {
@@ -89,24 +73,7 @@ func FuzzParquet(f *testing.F) {
 				t.Errorf("close: %v", err)
 			}
 		}()
-		for i := 0; ; i++ {
-			x, y, err := r.Read(1)
-			if err == io.EOF {
-				if i != rows {
-					t.Fatalf("streamed %d rows, ReadParquet %d", i, rows)
-				}
-				break
-			}
-			if err != nil || i >= rows {
-				t.Fatalf("row %d of %d: %v", i, rows, err)
-			}
-			if !mat.Equal(x, d.X.Slice(i, i+1, 0, cols)) {
-				t.Fatalf("row %d streamed %v, read %v", i, mat.Row(nil, 0, x), mat.Row(nil, i, d.X))
-			}
-			if d.Y != nil && (len(y) != 1 || !slices.Equal(y, d.Y[i:i+1])) {
-				t.Fatalf("row %d: target %v streamed, %v read", i, y, d.Y[i])
-			}
-		}
+		checkStreamed(t, r.Read, d, "ReadParquet")
 	})
 }
 

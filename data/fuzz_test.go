@@ -25,6 +25,53 @@ func checkError(t *testing.T, err error) {
 	}
 }
 
+// checkDataset fails unless a dataset read whole (ReadCSV, ReadParquet)
+// is a valid matrix (checkMatrix) with a name for each column and, with
+// noLabel false, one finite target a row (none with noLabel).
+func checkDataset(t *testing.T, d *Dataset, noLabel bool) {
+	t.Helper()
+	rows, cols := d.Rows(), d.Cols()
+	checkMatrix(t, d.X, rows, cols)
+	if len(d.Names) != cols {
+		t.Fatalf("%d names for %d columns", len(d.Names), cols)
+	}
+	if noLabel != (d.Y == nil) || (d.Y != nil && len(d.Y) != rows) {
+		t.Fatalf("%d targets for %d rows (no label: %v)", len(d.Y), rows, noLabel)
+	}
+	for _, v := range d.Y {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Fatalf("non-finite target %v", v)
+		}
+	}
+}
+
+// checkStreamed fails unless read, called for one row at a time until
+// io.EOF, gives d's rows and targets in order (source names the reader
+// that read d whole).
+func checkStreamed(t *testing.T, read func(max int) (*mat.Dense, []float64, error), d *Dataset, source string) {
+	t.Helper()
+	rows, cols := d.Rows(), d.Cols()
+	for i := 0; ; i++ {
+		x, y, err := read(1)
+		if err == io.EOF {
+			if i != rows {
+				t.Fatalf("streamed %d rows, %s %d", i, source, rows)
+			}
+			return
+		}
+		if err != nil || i >= rows {
+			t.Fatalf("streamed row %d of %d: %v", i, rows, err)
+		}
+		checkMatrix(t, x, 1, cols)
+		if !mat.Equal(x, d.X.Slice(i, i+1, 0, cols)) {
+			t.Fatalf("row %d streamed %v, read %v", i, mat.Row(nil, 0, x), mat.Row(nil, i, d.X))
+		}
+		if d.Y != nil && (len(y) != 1 || y[0] != d.Y[i]) {
+			t.Fatalf("row %d: target %v streamed, %v read", i, y, d.Y[i])
+		}
+	}
+}
+
 // checkMatrix fails unless x is rows×cols within limits.MaxElements and
 // every value is finite.
 func checkMatrix(t *testing.T, x *mat.Dense, rows, cols int) {
@@ -58,10 +105,7 @@ func FuzzCSV(f *testing.F) {
 			return
 		}
 		rows, cols := d.Rows(), d.Cols()
-		checkMatrix(t, d.X, rows, cols)
-		if len(d.Names) != cols {
-			t.Fatalf("%d names for %d columns", len(d.Names), cols)
-		}
+		checkDataset(t, d, noLabel)
 		if bom := []byte("\uFEFF"); !bytes.HasPrefix(in, bom) {
 			// With a byte-order mark in front, the file reads the same.
 			withBOM, err := ReadCSV(bytes.NewReader(append(bom, in...)), opt)
@@ -70,14 +114,6 @@ func FuzzCSV(f *testing.F) {
 			}
 			if withBOM.Label != d.Label || !slices.Equal(withBOM.Names, d.Names) || !mat.Equal(withBOM.X, d.X) || !equalFloats(withBOM.Y, d.Y) {
 				t.Fatalf("with a byte-order mark: names %q label %q, without %q %q", withBOM.Names, withBOM.Label, d.Names, d.Label)
-			}
-		}
-		if noLabel != (d.Y == nil) || (d.Y != nil && len(d.Y) != rows) {
-			t.Fatalf("%d targets for %d rows (no label: %v)", len(d.Y), rows, noLabel)
-		}
-		for _, v := range d.Y {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				t.Fatalf("non-finite target %v", v)
 			}
 		}
 		// Every cell is a plain decimal number, by an independent check.
@@ -99,22 +135,7 @@ func FuzzCSV(f *testing.F) {
 		if err != nil {
 			t.Fatalf("streaming reader refuses what ReadCSV accepted: %v", err)
 		}
-		for i := 0; ; i++ {
-			x, y, err := r.Read(1)
-			if err == io.EOF {
-				if i != rows {
-					t.Fatalf("streamed %d rows, ReadCSV %d", i, rows)
-				}
-				break
-			}
-			if err != nil || i >= rows {
-				t.Fatalf("streamed row %d: %v", i, err)
-			}
-			checkMatrix(t, x, 1, cols)
-			if !mat.Equal(x, d.X.Slice(i, i+1, 0, cols)) || (y != nil && y[0] != d.Y[i]) {
-				t.Fatalf("streamed row %d differs", i)
-			}
-		}
+		checkStreamed(t, r.Read, d, "ReadCSV")
 		// Written back with the shortest round-trip numbers, the data
 		// reads the same.
 		var b strings.Builder
